@@ -1,0 +1,41 @@
+"""Shared fixtures.
+
+Tests that need the read-only material in ``../shared`` use the ``shared_dir`` fixture. On a user's
+fresh clone it is absent and those tests skip; CI sets ``SCIDX_REQUIRE_SHARED=1``, which turns the
+skip into a failure so CI always runs them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+def _need_shared(sub: str = "") -> Path:
+    path = SHARED / sub if sub else SHARED
+    if not path.exists():
+        msg = f"{path} is absent (the shared corpora live beside the project root)"
+        if os.environ.get("SCIDX_REQUIRE_SHARED") == "1":
+            pytest.fail(msg + "; SCIDX_REQUIRE_SHARED=1 requires it", pytrace=False)
+        pytest.skip(msg)
+    return path
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """The ``../shared`` folder (skip, or fail under SCIDX_REQUIRE_SHARED=1, when absent)."""
+    return _need_shared()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the embedding cache at a temp dir and clear the OpenAI env for every test."""
+    monkeypatch.setenv("SCIDX_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
