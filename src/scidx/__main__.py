@@ -1,0 +1,5 @@
+"""``python -m scidx`` runs the command-line interface."""
+
+from scidx.cli import main
+
+main()
