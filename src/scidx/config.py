@@ -326,13 +326,13 @@ class _Checker:
         hint = f'did you mean "{close[0]}"?' if close else ""
         raise self.fail(key, options, hint)
 
-    def integer(self, key: str, default: int, low: int, high: int) -> int:
+    def integer(self, key: str, default: int, low: int, high: int, context: str = "") -> int:
         if key not in self.data:
             return default
         value = self.data[key]
         # bool is a subclass of int: `"dimensions": true` must not pass as 1.
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(key, f"an integer from {low} to {high}")
+            raise self.fail(key, f"an integer from {low} to {high}{context}")
         return value
 
     def optional_string(self, key: str) -> str | None:
@@ -417,9 +417,10 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     model = model or DEFAULT_MODELS[provider]
 
     low, high = _INT_RANGES["dimensions"]
+    context = ""
     if provider == "hashing":
-        low = _HASHING_MIN_DIMENSIONS
-    dimensions = check.integer("dimensions", 512, low, high)
+        low, context = _HASHING_MIN_DIMENSIONS, ' for embeddingProvider "hashing"'
+    dimensions = check.integer("dimensions", 512, low, high, context)
     max_chunk_chars = check.integer("maxChunkChars", 1500, *_INT_RANGES["maxChunkChars"])
     batch_size = check.integer("batchSize", 128, *_INT_RANGES["batchSize"])
     concurrency = check.integer("concurrency", 4, *_INT_RANGES["concurrency"])
@@ -693,8 +694,9 @@ def _is_below(path: str, folder: str) -> bool:
 def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tuple[str, str, bool]]:
     """Yield ``(source, absolute path, is_dir)`` for everything below ``root/start``.
 
-    Entries are visited in sorted order so that which of two routes to the same real folder wins
-    (the first) never depends on the file system's listing order.
+    Each real folder is entered once. Real (non-symlink) routes are walked first and folder
+    symlinks afterwards, in sorted order, so a folder reachable both ways is listed under its
+    real path, a symlink loop ends, and the result never depends on the file system's order.
     """
     top = os.path.join(root, *start.split("/")) if start else root
     try:
@@ -705,11 +707,23 @@ def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tupl
         return
     seen: set[tuple[int, int]] = {(st.st_dev, st.st_ino)}
     stack: list[tuple[str, str]] = [(top, start)]
-    while stack:
+    linked: list[tuple[str, str]] = []  # folder symlinks, followed once the real tree is done
+    while stack or linked:
+        if not stack:
+            linked.sort(key=lambda item: _utf8_key(item[1]), reverse=True)
+            path, source = linked.pop()
+            try:
+                dst = os.stat(path)
+            except OSError:
+                continue
+            if (dst.st_dev, dst.st_ino) in seen:
+                continue
+            seen.add((dst.st_dev, dst.st_ino))
+            stack.append((path, source))
         folder, rel = stack.pop()
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: _utf8_key(e.name), reverse=True)
+                entries = sorted(it, key=lambda e: _utf8_key(e.name))
         except OSError:
             # An unreadable folder is skipped like one that does not exist; a glob that needed
             # it then reports "matches no file".
@@ -720,22 +734,27 @@ def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tupl
             try:
                 is_dir = entry.is_dir()  # follows symlinks
                 is_file = not is_dir and entry.is_file()
+                is_link = is_dir and entry.is_symlink()
             except OSError:
                 continue
-            if is_dir:
-                yield source, entry.path, True
-                if any(rx.fullmatch(source + "/") for rx in prunes):
-                    continue
-                try:
-                    dst = entry.stat()
-                except OSError:
-                    continue
-                ident = (dst.st_dev, dst.st_ino)
-                if ident in seen:
-                    continue
+            if is_file:
+                yield source, entry.path, False
+                continue
+            if not is_dir:
+                continue
+            yield source, entry.path, True
+            if any(rx.fullmatch(source + "/") for rx in prunes):
+                continue
+            if is_link:
+                linked.append((entry.path, source))
+                continue
+            try:
+                dst = entry.stat()
+            except OSError:
+                continue
+            ident = (dst.st_dev, dst.st_ino)
+            if ident not in seen:
                 seen.add(ident)
                 subfolders.append((entry.path, source))
-            elif is_file:
-                yield source, entry.path, False
-        # entries were reverse-sorted, so pushing in this order pops folders in ascending order.
-        stack.extend(subfolders)
+        # Reversed so that folders pop (and are walked) in ascending order.
+        stack.extend(reversed(subfolders))
