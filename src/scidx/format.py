@@ -272,7 +272,8 @@ def _normalise_array(name: str, value: object) -> tuple[np.ndarray[Any, Any], st
     if value.ndim > _MAX_NDIM:
         raise ValueError(f"array `{name}` has {value.ndim} dimensions; at most {_MAX_NDIM}")
     # Little-endian, C order: a no-op (no copy) for the arrays pack actually builds.
-    arr = np.ascontiguousarray(value.astype(DTYPES[dtype_str], copy=False))
+    # (Not np.ascontiguousarray: it turns a 0-d array into shape (1,).)
+    arr = value.astype(DTYPES[dtype_str], order="C", copy=False)
     return arr, dtype_str
 
 
@@ -473,6 +474,7 @@ def read_header(buf: Buffer, *, source: str = "<buffer>", file_size: int | None 
     if any(view[PREAMBLE_BYTES + hlen : data_start]):
         raise _corrupt(source, "the padding after the header is not all zero bytes")
     raw = _unpack_header(view[PREAMBLE_BYTES : PREAMBLE_BYTES + hlen], source)
+    _check_plain_types(raw, source)
     generator, built_utc, meta, arrays = _check_header_map(raw, source)
     _check_layout(arrays, source, data_size=size - data_start)
     return Header(
@@ -564,7 +566,6 @@ def _unpack_header(raw: memoryview, source: str) -> Any:
             max_bin_len=MAX_HEADER_BYTES,
             max_array_len=_MAX_CONTAINER_LEN,
             max_map_len=_MAX_CONTAINER_LEN,
-            max_ext_len=0,
         )
     except _HeaderDecodeError as exc:
         raise _corrupt(source, f"the header is not valid: {exc}") from None
@@ -574,6 +575,30 @@ def _unpack_header(raw: memoryview, source: str) -> Any:
         raise _corrupt(
             source, f"the header is not valid msgpack ({type(exc).__name__}: {exc})"
         ) from None
+
+
+_PLAIN_SCALARS = (type(None), bool, int, float, str)
+
+
+def _check_plain_types(raw: Any, source: str) -> None:
+    # The header holds only JSON-compatible values at every version (so `inspect --json` always
+    # works); bin and ext (e.g. the msgpack Timestamp) are rejected. Iterative, because msgpack
+    # allows 1024 levels of nesting and Python's recursion limit is lower.
+    stack = [(raw, "header")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}") for k, v in value.items() if isinstance(k, str))
+            if not all(isinstance(k, str) for k in value):
+                raise _corrupt(source, f"{path} has a non-str map key")
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+        elif not isinstance(value, _PLAIN_SCALARS):
+            raise _corrupt(
+                source,
+                f"{path} is a msgpack {type(value).__name__}; the header holds only nil, bool, "
+                "int, float, str, array and str-keyed map values",
+            )
 
 
 def _is_int(value: object) -> bool:
