@@ -1,0 +1,241 @@
+"""Heading anchor slugs, as GitHub and MkDocs (Python-Markdown ``toc``) compute them.
+
+Both sluggers are per-document and stateful: they remember every slug they have handed out so
+that a repeated heading gets a unique anchor, exactly as the renderer would number it. Feed
+*every* heading of a document (all levels, in document order) through one slugger, otherwise
+the numbering of later duplicates drifts from what the rendered page uses.
+
+Pure stdlib, no I/O; deterministic for identical inputs (modulo the Unicode database of the
+running Python, see :class:`GithubSlugger`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal, Protocol
+
+__all__ = ["GithubSlugger", "MkdocsSlugger", "Slugger", "make_slugger"]
+
+# github-slugger strips the Unicode general categories No, Pc-less punctuation (Pd, Ps, Pe, Pi,
+# Pf, Po), all symbols, Cc, Co, Cf, Cn and separators (Zs, Zl, Zp), then puts back the
+# code points with the Alphabetic property, the ASCII space (turned into "-") and "-".
+# Connector punctuation ("_" and friends), letters, marks and Nd/Nl numbers survive.
+_GITHUB_STRIP_CATEGORIES = frozenset(
+    {"No", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Cc", "Co", "Cf", "Cn"}
+    | {"Zs", "Zl", "Zp"}
+)
+# The only code points that are both in a stripped category (So) and Alphabetic
+# (Other_Alphabetic): circled and squared Latin letters. Python exposes no Alphabetic property,
+# so they are listed here (stable since Unicode 6).
+_OTHER_ALPHABETIC_SYMBOLS = (
+    (0x24B6, 0x24E9),
+    (0x1F130, 0x1F149),
+    (0x1F150, 0x1F169),
+    (0x1F170, 0x1F189),
+)
+
+
+def _github_keeps(char: str) -> bool:
+    if char in " -":
+        return True
+    if unicodedata.category(char) not in _GITHUB_STRIP_CATEGORIES:
+        return True
+    code = ord(char)
+    return any(lo <= code <= hi for lo, hi in _OTHER_ALPHABETIC_SYMBOLS)
+
+
+# Most headings are ASCII; caching the per-character verdict keeps slugging cheap on big corpora.
+_github_verdicts: dict[str, bool] = {}
+
+
+def github_slugify(text: str) -> str:
+    """Slugify ``text`` like github-slugger's ``slug()`` helper, without de-duplication.
+
+    Lowercases, drops punctuation, symbols, control/format/unassigned code points and
+    separators other than the ASCII space, then turns each space into ``-`` (runs of spaces are
+    *not* collapsed, matching GitHub).
+
+    Args:
+        text: the plain text of a heading.
+
+    Returns:
+        The slug; may be empty (e.g. for a heading made only of punctuation).
+    """
+    out: list[str] = []
+    verdicts = _github_verdicts
+    for char in text.lower():
+        keep = verdicts.get(char)
+        if keep is None:
+            keep = verdicts[char] = _github_keeps(char)
+        if keep:
+            out.append(char)
+    return "".join(out).replace(" ", "-")
+
+
+class Slugger(Protocol):
+    """A per-document anchor generator."""
+
+    def slug(self, text: str) -> str:
+        """Return the unique anchor for a heading whose plain text is ``text``."""
+        ...
+
+    def unique(self, anchor: str) -> str:
+        """Register an already-made anchor (e.g. an explicit ``{#id}``), de-duplicating it."""
+        ...
+
+    def reserve(self, anchor: str) -> None:
+        """Mark ``anchor`` as taken without handing it out."""
+        ...
+
+
+class GithubSlugger:
+    """Anchors as GitHub renders them (a port of github-slugger 2.x).
+
+    Duplicates get ``-1``, ``-2``, ... appended; a generated suffix never collides with an
+    earlier literal slug (``echo``, ``echo``, ``echo 1`` gives ``echo``, ``echo-1``,
+    ``echo-1-1``).
+
+    Characters are classified with the running Python's Unicode database, whereas
+    github-slugger's table is Unicode 13; code points assigned after Unicode 13 may therefore
+    differ (GitHub strips them as unassigned).
+
+    Example:
+        >>> s = GithubSlugger()
+        >>> s.slug("Install"), s.slug("Install")
+        ('install', 'install-1')
+    """
+
+    def __init__(self) -> None:
+        """Create an empty slugger for one document."""
+        self._occurrences: dict[str, int] = {}
+
+    def slug(self, text: str) -> str:
+        """Return the unique GitHub anchor for the heading text ``text``.
+
+        Args:
+            text: the heading's plain text (markup already removed).
+
+        Returns:
+            The slug, de-duplicated against every slug this instance returned before.
+        """
+        return self.unique(github_slugify(text))
+
+    def unique(self, anchor: str) -> str:
+        """Register ``anchor`` as used and return it, suffixed with ``-N`` if already taken.
+
+        Args:
+            anchor: a ready-made anchor, such as an explicit ``{#custom-id}``.
+
+        Returns:
+            ``anchor`` itself when unused, else the next free ``anchor-N``.
+        """
+        occurrences = self._occurrences
+        result = anchor
+        while result in occurrences:
+            occurrences[anchor] += 1
+            result = f"{anchor}-{occurrences[anchor]}"
+        occurrences[result] = 0
+        return result
+
+    def reserve(self, anchor: str) -> None:
+        """Mark ``anchor`` as taken, so a later heading with that slug gets ``anchor-1``.
+
+        Args:
+            anchor: the anchor to block (e.g. ``""``, owned by text before the first heading).
+        """
+        self._occurrences.setdefault(anchor, 0)
+
+
+_MKDOCS_STRIP = re.compile(r"[^\w\s-]")
+_MKDOCS_SEP = re.compile(r"[-\s]+")
+_MKDOCS_IDCOUNT = re.compile(r"^(.*)_([0-9]+)$")
+
+
+def mkdocs_slugify(text: str) -> str:
+    """Slugify ``text`` like Python-Markdown's ``toc.slugify(text, "-")`` (MkDocs' default).
+
+    Args:
+        text: the plain text of a heading.
+
+    Returns:
+        ASCII-folded, lowercased slug with runs of ``-``/whitespace collapsed to one ``-``.
+    """
+    value = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    value = _MKDOCS_STRIP.sub("", value).strip().lower()
+    return _MKDOCS_SEP.sub("-", value)
+
+
+class MkdocsSlugger:
+    """Anchors as MkDocs renders them (Python-Markdown ``toc``: ``slugify`` + ``unique``).
+
+    Duplicates get ``_1``, ``_2``, ...; an empty slug becomes ``_1`` (Python-Markdown never
+    emits an empty id).
+
+    Example:
+        >>> s = MkdocsSlugger()
+        >>> s.slug("Install"), s.slug("Install")
+        ('install', 'install_1')
+    """
+
+    def __init__(self) -> None:
+        """Create an empty slugger for one document."""
+        self._ids: set[str] = set()
+
+    def slug(self, text: str) -> str:
+        """Return the unique MkDocs anchor for the heading text ``text``.
+
+        Args:
+            text: the heading's plain text (markup already removed).
+
+        Returns:
+            The slug, de-duplicated against every id this instance returned before.
+        """
+        return self.unique(mkdocs_slugify(text))
+
+    def unique(self, anchor: str) -> str:
+        """Register ``anchor`` as used and return it, de-duplicated like ``toc.unique``.
+
+        Args:
+            anchor: a ready-made anchor, such as an explicit ``{#custom-id}``.
+
+        Returns:
+            ``anchor`` when unused and non-empty, else the next free ``anchor_N``.
+        """
+        ids = self._ids
+        result = anchor
+        while result in ids or not result:
+            match = _MKDOCS_IDCOUNT.match(result)
+            if match:
+                result = f"{match.group(1)}_{int(match.group(2)) + 1}"
+            else:
+                result = f"{result}_1"
+        ids.add(result)
+        return result
+
+    def reserve(self, anchor: str) -> None:
+        """Mark ``anchor`` as taken, so a later heading with that slug gets ``anchor_1``.
+
+        Args:
+            anchor: the anchor to block (``""`` is never handed out anyway).
+        """
+        self._ids.add(anchor)
+
+
+def make_slugger(style: Literal["github", "mkdocs"]) -> GithubSlugger | MkdocsSlugger:
+    """Return a fresh per-document slugger for ``style``.
+
+    Args:
+        style: ``"github"`` (github-slugger) or ``"mkdocs"`` (Python-Markdown ``toc``).
+
+    Returns:
+        A new, empty slugger.
+
+    Raises:
+        ValueError: if ``style`` is not one of the two supported styles.
+    """
+    if style == "github":
+        return GithubSlugger()
+    if style == "mkdocs":
+        return MkdocsSlugger()
+    raise ValueError(f"unknown anchor style {style!r}; use 'github' or 'mkdocs'")
