@@ -413,18 +413,16 @@ def test_read_header_file_does_not_read_arrays(tmp_path: Path) -> None:
 def rebuild(data: bytes, edit: Callable[[dict[str, Any]], Any] | None = None, **kw: Any) -> bytes:
     """Re-encode ``data`` with its msgpack header edited in place and the data section kept.
 
-    Keyword args override preamble fields (magic, major, minor, flags, hlen), replace the decoded
-    header (``replace``), or give the raw header bytes (``raw``) or the padding bytes (``pad``).
+    Keyword args override preamble fields (magic, major, minor, flags, hlen) or give the raw
+    header bytes (``raw``) or the padding bytes (``pad``).
     """
     _, major, minor, flags, hlen = struct.unpack_from("<8sHHIQ", data)
     header = msgpack.unpackb(data[24 : 24 + hlen])
     if edit is not None:
         edit(header)
-    if "replace" in kw:
-        header = kw["replace"](header)
     raw: bytes = kw.get("raw", msgpack.packb(header, use_bin_type=True))
     body = data[fmt.align(24 + hlen) :]
-    pad = kw.get("pad", bytes(fmt.align(24 + len(raw)) - 24 - len(raw)))
+    pad: bytes = kw.get("pad", bytes(fmt.align(24 + len(raw)) - 24 - len(raw)))
     pre = struct.pack(
         "<8sHHIQ",
         kw.get("magic", fmt.MAGIC),
@@ -830,3 +828,29 @@ def test_encode_strings_errors() -> None:
         fmt.encode_strings(["\ud800"])
     offsets, data = fmt.encode_strings([])
     assert offsets.tolist() == [0] and data.shape == (0,)
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec stays in step with the code
+
+
+FORMAT_MD = Path(__file__).resolve().parent.parent / "docs" / "FORMAT.md"
+
+
+def test_format_md_hex_dump_is_tiny() -> None:
+    text = FORMAT_MD.read_text(encoding="utf-8")
+    section = text[text.index("### 3.1") :]
+    dump = section[section.index("```\n") + 4 : section.index("\n```", section.index("```\n") + 4)]
+    data = b"".join(
+        bytes.fromhex(line.split(": ", 1)[1][:39].replace(" ", "")) for line in dump.splitlines()
+    )
+    assert data == TINY
+
+
+def test_format_md_names_every_constant() -> None:
+    text = FORMAT_MD.read_text(encoding="utf-8")
+    assert f"MAX_HEADER_BYTES = {fmt.MAX_HEADER_BYTES:_}" in text
+    assert f"ALIGNMENT = {fmt.ALIGNMENT}" in text
+    assert f"version {fmt.FORMAT_VERSION[0]}.{fmt.FORMAT_VERSION[1]}" in text
+    for dtype in fmt.DTYPES:
+        assert f"| `{dtype}` |" in text
