@@ -117,11 +117,13 @@ class EmbeddingCache:
 
     Args:
         directory: The cache folder; the file is ``<directory>/embeddings-v1.sqlite3``.
+        timeout: Seconds to wait for another process's write before skipping a batch.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, timeout: float = _BUSY_TIMEOUT) -> None:
         self.directory = Path(directory)
         self.path = self.directory / CACHE_FILENAME
+        self.timeout = timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         try:
@@ -165,10 +167,10 @@ class EmbeddingCache:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves so each batch is one short
         # transaction. check_same_thread=False: the lock below serialises access instead.
         conn = sqlite3.connect(
-            str(self.path), timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+            str(self.path), timeout=self.timeout, isolation_level=None, check_same_thread=False
         )
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT * 1000)}")
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             # WAL lets readers run beside one writer and survives a kill at any point.
             conn.execute("PRAGMA journal_mode = WAL")
             # NORMAL loses at most the last commits on power loss, never consistency, and
@@ -207,20 +209,27 @@ class EmbeddingCache:
         return aside
 
     def _disable(self, exc: sqlite3.Error, action: str) -> None:
-        """Stop using the cache for this run after a failure that is not a plain busy timeout."""
-        log.warning("embedding cache disabled: %s %s failed (%s)", action, self.path, exc)
+        """Stop using a file found corrupt mid-run, and move it aside so the next run rebuilds."""
         if self._conn is not None:
             try:
                 self._conn.close()
             except sqlite3.Error:
                 pass
         self._conn = None
+        aside = self._move_aside()
+        log.warning(
+            "embedding cache disabled for this run: %s %s failed (%s); moved it to %s",
+            action,
+            self.path,
+            exc,
+            aside,
+        )
 
     def get_many(self, keys: Iterable[bytes]) -> dict[bytes, Vectors]:
         """Look up vectors.
 
         Rows whose stored length is not ``dim * 4`` bytes or that hold non-finite values are
-        ignored (a miss).
+        a miss, and are deleted so that the next :meth:`put_many` can store a good value.
 
         Args:
             keys: :func:`cache_key` digests.
@@ -230,6 +239,7 @@ class EmbeddingCache:
         """
         wanted = list(dict.fromkeys(keys))
         found: dict[bytes, Vectors] = {}
+        bad: list[bytes] = []
         with self._lock:
             if self._conn is None:
                 return found
@@ -243,7 +253,7 @@ class EmbeddingCache:
                     for key, dim, blob in rows:
                         vector = _decode(dim, blob)
                         if vector is None:
-                            log.debug("ignoring invalid cache row %s", bytes(key).hex())
+                            bad.append(bytes(key))
                             continue
                         found[bytes(key)] = vector
             except sqlite3.Error as exc:
@@ -251,7 +261,38 @@ class EmbeddingCache:
                     self._disable(exc, "reading")
                 else:
                     log.warning("embedding cache lookup in %s failed (%s)", self.path, exc)
+        if bad:
+            log.warning("embedding cache %s: %d invalid rows ignored", self.path, len(bad))
+            self.discard(bad)
         return found
+
+    def discard(self, keys: Iterable[bytes]) -> None:
+        """Delete entries (used for rows that failed validation); failures are only logged.
+
+        Args:
+            keys: :func:`cache_key` digests.
+        """
+        doomed = list(dict.fromkeys(keys))
+        with self._lock:
+            if self._conn is None or not doomed:
+                return
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.executemany("DELETE FROM embeddings WHERE key = ?", [(k,) for k in doomed])
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                if _is_corruption(exc):
+                    self._disable(exc, "cleaning")
+                else:
+                    log.warning(
+                        "embedding cache %s: could not delete invalid rows (%s)", self.path, exc
+                    )
 
     def put_many(self, items: Iterable[tuple[bytes, npt.ArrayLike]]) -> int:
         """Store vectors in one transaction; keys already present keep their value.
@@ -420,9 +461,17 @@ class CachedEmbedder(Embedder):
                     known[key] = array
         if self.cache is not None:
             remaining = [k for k in positions_of if k not in known]
+            rejected: list[bytes] = []
             for key, vector in self.cache.get_many(remaining).items():
                 if _valid_row(vector, dims):
                     known[key] = vector
+                else:
+                    rejected.append(key)
+            if rejected:
+                log.warning(
+                    "embedding cache: %d rows with the wrong size or norm ignored", len(rejected)
+                )
+                self.cache.discard(rejected)
         self.hits += len(known)
 
         hit_keys = list(known)
