@@ -30,7 +30,7 @@ import string
 from collections.abc import Iterator, Mapping
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 import xxhash
 
@@ -38,14 +38,19 @@ from scidx.errors import ConfigError, InputError
 
 __all__ = [
     "CONFIG_FILENAME",
+    "AnchorStyle",
     "Config",
     "InputFile",
+    "Provider",
     "collect_inputs",
     "config_from_dict",
     "load_config",
 ]
 
 CONFIG_FILENAME = "staticcorpus.json"
+
+Provider = Literal["hashing", "openai"]
+AnchorStyle = Literal["github", "mkdocs"]
 
 PROVIDERS = ("hashing", "openai")
 DEFAULT_MODELS = {"hashing": "hashing-v1", "openai": "text-embedding-3-small"}
@@ -117,11 +122,11 @@ class Config:
     _: KW_ONLY
     output: Path
     exclude: tuple[str, ...] = ()
-    embedding_provider: str = "hashing"
+    embedding_provider: Provider = "hashing"
     model: str | None = None
     dimensions: int = 512
     max_chunk_chars: int = 1500
-    anchor_style: str = "github"
+    anchor_style: AnchorStyle = "github"
     cache_dir: Path | None = None
     url_template: str | None = None
     base_url: str | None = None
@@ -405,7 +410,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     include = check.globs("include", required=True)
     exclude = check.globs("exclude", required=False)
 
-    provider = check.choice("embeddingProvider", PROVIDERS, "hashing")
+    provider = cast(Provider, check.choice("embeddingProvider", PROVIDERS, "hashing"))
 
     model = check.optional_string("model")
     if provider == "hashing" and model is not None and model != DEFAULT_MODELS["hashing"]:
@@ -439,7 +444,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
             )
         timeout = float(value)
 
-    anchor_style = check.choice("anchorStyle", ANCHOR_STYLES, "github")
+    anchor_style = cast(AnchorStyle, check.choice("anchorStyle", ANCHOR_STYLES, "github"))
 
     if "output" not in data:
         raise ConfigError(
