@@ -682,8 +682,17 @@ HEADER_EDITS = {
     "shape not list": (_entry(0, "shape", 5), "array `a` has shape 5; expected a list"),
     "too many dims": (_entry(0, "shape", [1] * 9), "array `a` has shape [1, 1, 1, 1, 1, 1, 1"),
     "huge shape": (
-        _entry(0, "shape", [1 << 40, 1 << 40]),
-        "array `a` has nbytes 20, but shape [1099511627776, 1099511627776] of <u4 needs",
+        _entry(0, "shape", [1 << 30, 1 << 30]),
+        "array `a` has nbytes 20, but shape [1073741824, 1073741824] of <u4 needs "
+        "4611686018427387904",
+    ),
+    "overflowing shape": (
+        _entry(0, "shape", [1 << 40] * 8),
+        f"array `a` has shape {[1 << 40] * 8}, too large for any array",
+    ),
+    "empty but unrepresentable": (
+        _entry(0, "shape", [0, 1 << 62]),
+        "array `a` has shape [0, 4611686018427387904], too large for any array",
     ),
     "negative offset": (_entry(0, "offset", -64), "array `a` has offset -64; expected an int"),
     "offset not int": (_entry(0, "offset", "0"), "array `a` has offset '0'; expected an int"),
@@ -725,6 +734,7 @@ RAW_HEADERS = {
     "incomplete": (b"\x85\xa6form", "the header is not valid msgpack"),
     "bad utf-8": (b"\x81\xa2\xff\xfe\x01", "the header is not valid msgpack (UnicodeDecodeError"),
     "int key": (b"\x81\x01\x01", "the header is not valid msgpack (ValueError"),
+    "bin key": (b"\x81\xc4\x01k\x01", "header has a non-str map key"),
     "ext type": (b"\xd4\x05\x00", "the header is not valid: msgpack extension type 5 is not"),
     "timestamp": (b"\xd6\xff\x00\x00\x00\x00", "header is a msgpack Timestamp; the header holds"),
     "bin": (b"\x81\xa4meta\x81\xa1k\xc4\x01x", "header.meta.k is a msgpack bytes; the header"),

@@ -118,6 +118,7 @@ _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _UTC_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _HEX16_RE = re.compile(r"[0-9a-f]{16}")
 _MAX_NDIM = 8
+_MAX_ARRAY_BYTES = (1 << 63) - 1
 # Bounded copies when streaming array bytes, so writing never holds a second full copy.
 _WRITE_CHUNK = 1 << 20
 # msgpack decode limits: far above any real header, far below what would hurt.
@@ -664,6 +665,10 @@ def _check_array_entry(entry: Any, i: int, source: str) -> ArrayInfo:
         raise _corrupt(
             source, f"{where} has shape {shape!r}; expected a list of at most 8 ints >= 0"
         )
+    # numpy must be able to represent the shape even when a zero dimension makes it empty
+    # ([0, 2**62] has 0 bytes but no ndarray can have that shape).
+    if math.prod(max(d, 1) for d in shape) * DTYPES[dtype].itemsize > _MAX_ARRAY_BYTES:
+        raise _corrupt(source, f"{where} has shape {shape}, too large for any array")
     offset, nbytes = entry["offset"], entry["nbytes"]
     for key, value in (("offset", offset), ("nbytes", nbytes)):
         if not _is_int(value) or value < 0:
@@ -769,10 +774,12 @@ def array_view(
         )
     view = _check_buffer(buf, header)
     count = math.prod(info.shape)
-    arr = np.frombuffer(
-        view, dtype=info.np_dtype, count=count, offset=header.data_start + info.offset
-    )
-    arr = arr.reshape(info.shape)
+    try:
+        arr = np.frombuffer(
+            view, dtype=info.np_dtype, count=count, offset=header.data_start + info.offset
+        ).reshape(info.shape)
+    except (ValueError, OverflowError) as exc:  # read_header rules this out; defence in depth
+        raise _corrupt(header.source, f"array `{name}` cannot be viewed ({exc})") from None
     arr.flags.writeable = False  # a bytearray buffer would otherwise give a writable view
     return arr
 
