@@ -14,6 +14,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from email.utils import formatdate
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 from openai_server import Behaviour, FakeOpenAIServer, fake_vector
+from scidx.embed.cache import CachedEmbedder, EmbeddingCache
 from scidx.embed.openai import (
     OpenAIEmbedder,
     estimate_tokens,
@@ -524,3 +526,74 @@ def test_query_embedder_from_stamp_caches_queries(server: FakeOpenAIServer, key:
     np.testing.assert_allclose(first, expected(["how do I declare a path parameter?"], 32)[0])
     with pytest.raises(ConfigError, match="is not an OpenAI stamp"):
         query_embedder_from_stamp({"provider": "hashing", "model": "hashing-v1", "dimensions": 8})
+
+
+# -- through the disk cache ------------------------------------------------------------------
+
+
+def test_cache_sends_only_misses(server: FakeOpenAIServer, key: str, tmp_path: Path) -> None:
+    with EmbeddingCache(tmp_path) as cache:
+        cached = CachedEmbedder(make(server), cache)
+        first = cached.embed(TEXTS[:20])
+        assert server.input_count == 20
+        server.reset()
+        both = cached.embed(TEXTS[:30])  # 20 known, 10 new
+        assert server.input_count == 10
+        assert sorted(i for r in server.requests for i in r.inputs) == sorted(TEXTS[20:30])
+        np.testing.assert_array_equal(both[:20], first)
+        np.testing.assert_allclose(both, expected(TEXTS[:30]), atol=1e-6)
+
+
+def test_failed_run_keeps_finished_batches_and_rerun_sends_the_rest(
+    server: FakeOpenAIServer, key: str, tmp_path: Path
+) -> None:
+    # Batches of 10, one at a time: 1 and 2 succeed, 3 fails for good (500 twice).
+    server.script(Behaviour(), Behaviour(), Behaviour(status=500), Behaviour(status=500))
+    with EmbeddingCache(tmp_path) as cache:
+        cached = CachedEmbedder(make(server, batch_size=10, concurrency=1, max_retries=1), cache)
+        with pytest.raises(ProviderError, match="only the missing 30 chunks will be sent"):
+            cached.embed(TEXTS)
+        assert len(cache) == 20
+    server.reset()
+    with EmbeddingCache(tmp_path) as cache:
+        rerun = CachedEmbedder(make(server, batch_size=10), cache)
+        vectors = rerun.embed(TEXTS)
+        assert server.input_count == 30
+        assert (rerun.hits, rerun.misses) == (20, 30)
+    np.testing.assert_allclose(vectors, expected(TEXTS), atol=1e-6)
+
+
+def test_interrupted_run_leaves_the_cache_consistent(
+    server: FakeOpenAIServer, key: str, tmp_path: Path
+) -> None:
+    server.latency = 0.02
+    with EmbeddingCache(tmp_path) as cache:
+        cached = CachedEmbedder(make(server, batch_size=5, concurrency=2), cache)
+        seen = 0
+        with pytest.raises(KeyboardInterrupt):
+            for positions, _ in cached.embed_iter(TEXTS):
+                seen += len(positions)
+                if seen >= 10:
+                    raise KeyboardInterrupt
+        assert not wait_no_workers()
+        stored = len(cache)
+        assert 10 <= stored < len(TEXTS)
+    server.reset()
+    with EmbeddingCache(tmp_path) as cache:
+        vectors = CachedEmbedder(make(server, batch_size=5), cache).embed(TEXTS)
+    assert server.input_count == len(TEXTS) - stored
+    np.testing.assert_allclose(vectors, expected(TEXTS), atol=1e-6)
+
+
+def test_fully_cached_needs_no_key_and_no_request(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    with EmbeddingCache(tmp_path) as cache:
+        warm = CachedEmbedder(make(server), cache).embed(TEXTS)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    server.reset()
+    with EmbeddingCache(tmp_path) as cache:
+        again = CachedEmbedder(make(server), cache).embed(TEXTS)
+    assert server.request_count == 0
+    assert again.tobytes() == warm.tobytes()
