@@ -377,19 +377,27 @@ def _heading_text(content: str, md: MarkdownIt, env: dict[str, object]) -> tuple
         if match is not None:
             custom = match.group(1)
             pieces[-1] = pieces[-1][: match.start()]
-    # GitHub slugs the heading's textContent untrimmed (a trailing image leaves a trailing
-    # space, hence a trailing "-"), so callers get the raw join as well as the display text.
-    raw = "".join(pieces)
-    return raw, custom
+    # Not stripped: GitHub slugs the heading's textContent as is (a trailing image leaves a
+    # trailing space, hence a trailing "-"); the caller strips it for display.
+    return "".join(pieces), custom
+
+
+class _RawHeading(NamedTuple):
+    level: int
+    start: int  # first line (absolute, 0-based)
+    end: int  # line after the heading (absolute, 0-based)
+    text: str  # plain text, untrimmed
+    custom_id: str | None  # explicit {#id}
+    top: bool  # a top-level heading (not inside a blockquote or list)
 
 
 class _Heading(NamedTuple):
     level: int
-    start: int  # first line (absolute, 0-based)
-    end: int  # line after the heading (absolute, 0-based)
-    text: str
+    start: int
+    end: int
+    text: str  # plain text, stripped
     anchor: str
-    top: bool  # a top-level heading (not inside a blockquote or list)
+    top: bool
 
 
 class _Block(NamedTuple):
@@ -400,9 +408,9 @@ class _Block(NamedTuple):
 
 def _scan(
     tokens: list[Token], offset: int, md: MarkdownIt, env: dict[str, object]
-) -> tuple[list[tuple[int, int, int, str, str | None, bool]], list[_Block]]:
+) -> tuple[list[_RawHeading], list[_Block]]:
     """One pass over the block tokens: headings (any depth) and top-level blocks."""
-    headings: list[tuple[int, int, int, str, str | None, bool]] = []
+    headings: list[_RawHeading] = []
     blocks: list[_Block] = []
     current_items: list[int] | None = None
     n = len(tokens)
@@ -422,7 +430,7 @@ def _scan(
                 content = inline.content if inline is not None else ""
                 text, custom = _heading_text(content, md, env)
                 start, end = tmap[0] + offset, tmap[1] + offset
-                headings.append((hlevel, start, end, text, custom, True))
+                headings.append(_RawHeading(hlevel, start, end, text, custom, True))
                 if hlevel > 3:
                     blocks.append(_Block(start, True, []))
                 current_items = None
@@ -440,7 +448,7 @@ def _scan(
             text, custom = _heading_text(content, md, env)
             hlevel = int(tok.tag[1])
             start, end = tok.map[0] + offset, tok.map[1] + offset
-            headings.append((hlevel, start, end, text, custom, False))
+            headings.append(_RawHeading(hlevel, start, end, text, custom, False))
         elif level == 1 and current_items is not None and tok.type == "list_item_open":
             if tok.map is not None:
                 current_items.append(tok.map[0] + offset)
@@ -638,7 +646,7 @@ def chunk_markdown(
     block_starts = [b.start for b in blocks]
 
     slugger: GithubSlugger | MkdocsSlugger = make_slugger(anchor_style)
-    pre_end = next((h[1] for h in raw_headings if h[5] and h[0] <= 3), lines.count)
+    pre_end = next((h.start for h in raw_headings if h.top and h.level <= 3), lines.count)
     if _trim(lines, fm_lines, pre_end) is not None:
         slugger.reserve("")  # the preamble chunk owns anchor ""; no heading may take it
 
