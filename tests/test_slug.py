@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from markdown.extensions.toc import slugify as toc_slugify
 from markdown.extensions.toc import unique as toc_unique
 from markdown_it import MarkdownIt
@@ -118,3 +120,24 @@ def test_mkdocs_matches_python_markdown_on_corpus_headings(shared_dir: Path, cor
     for heads in docs:
         slugger = MkdocsSlugger()
         assert [slugger.slug(h) for h in heads] == _oracle(heads)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a", "a_1", "a_2", "a_1_1", "b", "b_3", "", "_1", "_2", "a_x"]),
+        max_size=40,
+    )
+)
+def test_mkdocs_unique_matches_toc_unique(anchors: list[str]) -> None:
+    ids: set[str] = set()
+    expected = [toc_unique(a, ids) for a in anchors]
+    slugger = MkdocsSlugger()
+    assert [slugger.unique(a) for a in anchors] == expected
+
+
+def test_many_duplicate_headings_stay_linear() -> None:
+    slugger = MkdocsSlugger()
+    anchors = [slugger.slug("Same") for _ in range(20_000)]
+    assert anchors[-1] == "same_19999"
+    github = GithubSlugger()
+    assert [github.slug("Same") for _ in range(20_000)][-1] == "same-19999"

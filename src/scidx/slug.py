@@ -181,6 +181,7 @@ class MkdocsSlugger:
     def __init__(self) -> None:
         """Create an empty slugger for one document."""
         self._ids: set[str] = set()
+        self._full: dict[str, int] = {}
 
     def slug(self, text: str) -> str:
         """Return the unique MkDocs anchor for the heading text ``text``.
@@ -203,13 +204,21 @@ class MkdocsSlugger:
             ``anchor`` when unused and non-empty, else the next free ``anchor_N``.
         """
         ids = self._ids
-        result = anchor
-        while result in ids or not result:
-            match = _MKDOCS_IDCOUNT.match(result)
-            if match:
-                result = f"{match.group(1)}_{int(match.group(2)) + 1}"
-            else:
-                result = f"{result}_1"
+        if anchor and anchor not in ids:
+            ids.add(anchor)
+            return anchor
+        match = _MKDOCS_IDCOUNT.match(anchor)
+        base, count = (match.group(1), int(match.group(2))) if match else (anchor, 0)
+        # _full[base] = n means base_1 .. base_n are all taken, so a page with thousands of
+        # identical headings does not rescan every suffix (quadratic in toc's naive loop).
+        known = self._full.get(base, 0)
+        contiguous = count <= known
+        count = max(count, known) + 1
+        while f"{base}_{count}" in ids:
+            count += 1
+        if contiguous:
+            self._full[base] = count
+        result = f"{base}_{count}"
         ids.add(result)
         return result
 
