@@ -443,14 +443,6 @@ def test_validation_messages(data: dict[str, Any], message: str, tmp_path: Path)
     assert err(data, tmp_path) == message
 
 
-def test_output_is_existing_folder(tmp_path: Path) -> None:
-    (tmp_path / "out").mkdir()
-    assert err({**BASE, "output": "out"}, tmp_path) == (
-        f'{P}: "output" must be a file path, but it is an existing folder, got "out"; '
-        "add a file name"
-    )
-
-
 def test_long_value_is_shortened(tmp_path: Path) -> None:
     message = err({**BASE, "anchorStyle": "x" * 200}, tmp_path)
     assert message == (f'{P}: "anchorStyle" must be "github" or "mkdocs", got "{"x" * 76}...')

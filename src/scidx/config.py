@@ -455,9 +455,9 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         raise check.fail("output", 'a file path like "docs.scidx"')
     if output_value.endswith(("/", "\\")):
         raise check.fail("output", "a file path, not a folder", 'add a file name like "docs.scidx"')
+    # Whether the output is writable (or an existing folder) is checked by the packer when it
+    # writes, so that it raises OutputError (exit 3) at the moment that matters.
     output = Path(os.path.abspath(root / output_value))
-    if output.is_dir():
-        raise check.fail("output", "a file path, but it is an existing folder", "add a file name")
 
     cache_value = check.optional_string("cacheDir")
     # "~" is expanded because a per-user cache folder is the common choice.
