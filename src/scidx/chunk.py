@@ -575,25 +575,25 @@ def _emit(
     last_line = lines.line_of(hi - 1)
     cuts = _cuts(blocks, block_starts, first_line, last_line + 1, budget, lines)
     bounds = [first_line, *(c for c in cuts if first_line < c <= last_line), last_line + 1]
-    # Greedy packing: grow the current part unit by unit while the trimmed span fits.
+    # Trim each unit once; a part then spans from its first unit's start to its last unit's
+    # end, so greedy packing is linear in the section size.
+    spans = [
+        span
+        for span in (_trim(lines, a, b) for a, b in zip(bounds, bounds[1:], strict=False))
+        if span is not None
+    ]
     ordinal = 0
-    part_start = bounds[0]
-    part_end = bounds[1]
-    for k in range(1, len(bounds) - 1):
-        candidate = bounds[k + 1]
-        part_span = _trim(lines, part_start, candidate)
-        if part_span is not None and part_span[1] - part_span[0] <= budget:
-            part_end = candidate
+    part_lo, part_hi = spans[0]
+    for unit_lo, unit_hi in spans[1:]:
+        if unit_hi - part_lo <= budget:
+            part_hi = unit_hi
             continue
-        done = _trim(lines, part_start, part_end)
-        if done is not None:
-            out.append(make(ordinal, done[0], done[1], part_start, lines.line_of(done[1] - 1)))
-            ordinal += 1
-        part_start, part_end = part_end, candidate
-    done = _trim(lines, part_start, part_end)
-    if done is not None:
-        dline = lines.line_of(done[0])
-        out.append(make(ordinal, done[0], done[1], dline, lines.line_of(done[1] - 1)))
+        out.append(
+            make(ordinal, part_lo, part_hi, lines.line_of(part_lo), lines.line_of(part_hi - 1))
+        )
+        ordinal += 1
+        part_lo, part_hi = unit_lo, unit_hi
+    out.append(make(ordinal, part_lo, part_hi, lines.line_of(part_lo), lines.line_of(part_hi - 1)))
 
 
 def chunk_markdown(
