@@ -563,6 +563,14 @@ def test_globs_and_excludes(tmp_path: Path) -> None:
     assert all(f.path.is_absolute() for f in files)
 
 
+def test_exclude_a_folder_excludes_its_contents(tmp_path: Path) -> None:
+    touch(tmp_path, "a.md", "node_modules/p/README.md", "docs/drafts/x/y.md", "docs/ok.md")
+    config = make(tmp_path, include=["**/*.md"], exclude=["node_modules", "docs/drafts"])
+    assert sources(config) == ["a.md", "docs/ok.md"]
+    config = make(tmp_path, include=["docs/drafts/x/*.md", "a.md"], exclude=["**/drafts"])
+    assert sources(config) == ["a.md"]
+
+
 def test_glob_semantics(tmp_path: Path) -> None:
     touch(tmp_path, "a.md", "b.md", "x/a.md", "x/y/a.md", "ab.md", "c1.md", "c2.md")
     assert sources(make(tmp_path, include=["*.md"])) == ["a.md", "ab.md", "b.md", "c1.md", "c2.md"]

@@ -606,7 +606,8 @@ def _utf8_key(source: str) -> bytes:
 def collect_inputs(config: Config) -> list[InputFile]:
     """Find the input files: ``include`` globs minus ``exclude`` globs, under ``config.root``.
 
-    Directories are never returned, even if their name matches (a folder ``foo.md``). Directory
+    An ``exclude`` glob that matches a folder removes everything inside it. Directories are
+    never returned, even if their name matches (a folder ``foo.md``). Directory
     symlinks are followed, but each real directory is entered once, so symlink loops end. The
     output file is never an input.
 
@@ -626,8 +627,15 @@ def collect_inputs(config: Config) -> list[InputFile]:
         raise ConfigError(f"{label}: the config folder {root} does not exist or is not a folder")
     includes = [(g, _compile_glob(g)) for g in dict.fromkeys(config.include)]
     excludes = [_compile_glob(g) for g in dict.fromkeys(config.exclude)]
-    # An exclude like "drafts/**" matches every path below a folder, so the walk can skip it.
-    prunes = [_compile_glob(g) for g in dict.fromkeys(config.exclude) if g.endswith("/**")]
+
+    def excluded(source: str) -> bool:
+        # A glob that matches a folder excludes everything in it ("node_modules", "drafts/**").
+        if not excludes:
+            return False
+        parts = source.split("/")
+        return any(
+            rx.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1) for rx in excludes
+        )
 
     # Globs without wildcards name one file: look it up instead of walking the tree for it.
     literal = [g for g, _ in includes if not any(c in g for c in "*?[")]
@@ -642,16 +650,14 @@ def collect_inputs(config: Config) -> list[InputFile]:
     hit: set[str] = set()
     folders: list[str] = []
     for start in starts:
-        for source, abspath, is_dir in _walk(str(root), start, prunes):
+        for source, abspath, is_dir in _walk(str(root), start, excludes):
             if is_dir:
                 folders.append(source)
                 continue
             for glob, rx in includes:
                 if rx.fullmatch(source):
                     hit.add(glob)
-                    if abspath not in ignored_outputs and not any(
-                        ex.fullmatch(source) for ex in excludes
-                    ):
+                    if abspath not in ignored_outputs and not excluded(source):
                         matched[source] = abspath
                     # Other globs still need to learn that they matched something.
 
@@ -659,7 +665,7 @@ def collect_inputs(config: Config) -> list[InputFile]:
         abspath = os.path.join(str(root), *glob.split("/"))
         if os.path.isfile(abspath):
             hit.add(glob)
-            if abspath not in ignored_outputs and not any(ex.fullmatch(glob) for ex in excludes):
+            if abspath not in ignored_outputs and not excluded(glob):
                 matched[glob] = abspath
         elif os.path.isdir(abspath):
             folders.append(glob)
@@ -748,7 +754,8 @@ def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tupl
             if not is_dir:
                 continue
             yield source, entry.path, True
-            if any(rx.fullmatch(source + "/") for rx in prunes):
+            # Excluded folders are not entered: nothing below them can be an input.
+            if any(rx.fullmatch(source) or rx.fullmatch(source + "/") for rx in prunes):
                 continue
             if is_link:
                 linked.append((entry.path, source))
