@@ -245,6 +245,8 @@ def test_no_headings_at_all() -> None:
     assert chunk_markdown("", "n.md") == []
     assert chunk_markdown(" \n\n\t\n", "n.md") == []
     assert chunk_markdown("---\ntitle: Only meta\n---\n", "n.md") == []
+    assert chunk_markdown("---\ntitle: Only meta\n---", "n.md") == []  # closer without newline
+    assert summary(chunk_markdown("+++\ntitle = 'T'\n+++\nx", "n.md")) == [("n.md::0", ("T",), "x")]
 
 
 def test_no_headings_long_text_is_split_into_parts() -> None:
@@ -413,6 +415,8 @@ _FRAGMENTS = [
     "---\n",
     "+++\n",
     "title: T\n",
+    "---",
+    "+++",
     "<!--\n",
     "-->\n",
     "<div>\n",
@@ -462,6 +466,7 @@ def _check_invariants(text: str, max_chunk_chars: int) -> None:
         assert norm[c.char_start : c.char_end] == c.text
         covered[c.char_start : c.char_end] = b"\x01" * (c.char_end - c.char_start)
     fm_end, _ = parse_front_matter(norm)
+    assert all(c.char_start >= fm_end for c in chunks)  # front matter is never chunk text
     heading_lines = _heading_lines(norm, fm_end)
     line_starts = [0] + [i + 1 for i, ch in enumerate(norm) if ch == "\n"]
     for i in range(fm_end, len(norm)):

@@ -633,7 +633,10 @@ def chunk_markdown(
     metadata = Metadata(fields)
     fm_title = fields.get("title", "").strip()
     lines = _Lines(norm)
+    # First body line; past the end when the closing delimiter is the last, unterminated line.
     fm_lines = norm.count("\n", 0, fm_end)
+    if fm_end and norm[fm_end - 1] != "\n":
+        fm_lines = lines.count
 
     md = _parser()
     env: dict[str, object] = {}
