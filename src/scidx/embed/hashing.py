@@ -1,0 +1,217 @@
+"""The offline feature-hashing embedder ``hashing-v1``: deterministic, stateless, no downloads.
+
+A text becomes a sparse bag of features, each hashed (xxh3_64) to one of ``dimensions`` buckets
+with a hash-derived sign (signed feature hashing, so collisions cancel on average instead of
+piling up). Features of ``hashing-v1``:
+
+* every term of :func:`scidx.tokenize.tokenize` (stemmed, stop-words removed), weight
+  ``1 + ln(tf)`` (sublinear term frequency);
+* every pair of adjacent terms (a bigram), weight :data:`BIGRAM_WEIGHT` × ``(1 + ln(tf))``;
+* the character 3- to 5-grams of each distinct term wrapped in ``<``/``>``, sharing the term's
+  weight × :data:`CHAR_WEIGHT` spread over its n-grams (so long words do not dominate). They
+  make morphological neighbours (``biomaterial``/``biomaterials``, ``kubeadm``/``kubeadm-init``)
+  close even when stemming misses.
+
+The vector is L2-normalised float32. It uses no corpus statistics (no IDF), so a chunk's vector
+depends on its own text only and packing is embarrassingly parallel and cacheable. Any change to
+the features or weights MUST change :data:`MODEL_ID`.
+
+Output is bit-for-bit deterministic: contributions are summed in an order fixed by the text
+(terms sorted by hash within a text, bigrams in text order), never by batch composition or the
+order in which the process first met a word.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from scidx.embed.base import Embedder, Vectors
+from scidx.tokenize import embedding_text, tokenize
+
+__all__ = [
+    "BIGRAM_WEIGHT",
+    "CHAR_WEIGHT",
+    "MODEL_ID",
+    "PROVIDER_ID",
+    "HashingEmbedder",
+    "embedding_text",
+]
+
+PROVIDER_ID = "hashing"
+MODEL_ID = "hashing-v1"
+# Chosen on SciFact train (benchmarks/bench_scifact.py, vector and hybrid nDCG@10).
+BIGRAM_WEIGHT = 0.5
+CHAR_WEIGHT = 0.5
+CHAR_NGRAMS = (3, 4, 5)
+
+_U64 = np.uint64
+# splitmix64 constants: a cheap, well-mixing finaliser for the bigram hash combination.
+_MIX1 = _U64(0xBF58476D1CE4E5B9)
+_MIX2 = _U64(0x94D049BB133111EB)
+_BIGRAM_SALT = _U64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    x = x ^ (x >> _U64(30))
+    x = x * _MIX1
+    x = x ^ (x >> _U64(27))
+    x = x * _MIX2
+    out: npt.NDArray[np.uint64] = x ^ (x >> _U64(31))
+    return out
+
+
+class _TermTable:
+    """Per-process memo of term → (hash, char n-gram hashes); grows, never changes entries."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.hashes: list[int] = []
+        self.gram_start: list[int] = []
+        self.gram_len: list[int] = []
+        self.grams: list[int] = []
+        # Numpy snapshots of the lists above, rebuilt lazily after growth.
+        self._np: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.lock = threading.Lock()
+
+    def ids(self, terms: list[str]) -> list[int]:
+        index = self.index
+        missing = [t for t in dict.fromkeys(terms) if t not in index]
+        for term in missing:
+            index[term] = len(self.hashes)
+            self.hashes.append(xxhash.xxh3_64_intdigest(term.encode("utf-8")))
+            wrapped = f"<{term}>"
+            grams = {
+                wrapped[i : i + n] for n in CHAR_NGRAMS for i in range(max(len(wrapped) - n + 1, 0))
+            }
+            self.gram_start.append(len(self.grams))
+            self.gram_len.append(len(grams))
+            # Sorted so the summation order does not depend on set iteration order.
+            self.grams.extend(sorted(xxhash.xxh3_64_intdigest(("#" + g).encode()) for g in grams))
+        if missing:
+            self._np = None
+        return [index[t] for t in terms]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._np is None:
+            self._np = (
+                np.array(self.hashes, dtype=np.uint64),
+                np.array(self.gram_start, dtype=np.int64),
+                np.array(self.gram_len, dtype=np.int64),
+                np.array(self.grams, dtype=np.uint64),
+            )
+        return self._np
+
+
+class HashingEmbedder(Embedder):
+    """Deterministic feature-hashing embeddings (``hashing`` / ``hashing-v1``).
+
+    Args:
+        dimensions: Number of hash buckets (vector length), at least 8.
+
+    Raises:
+        ValueError: ``dimensions`` is below 8.
+
+    Example:
+        >>> emb = HashingEmbedder(dimensions=64)
+        >>> emb.embed_batch(["kubectl apply --force"]).shape
+        (1, 64)
+    """
+
+    provider_id = PROVIDER_ID
+    model_id = MODEL_ID
+    batch_size = 1024
+
+    def __init__(self, dimensions: int = 512) -> None:
+        if int(dimensions) < 8:
+            raise ValueError(f"hashing dimensions must be at least 8, got {dimensions}")
+        self.dimensions = int(dimensions)
+        self._table = _TermTable()
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``; see the module docstring for the features.
+
+        Args:
+            texts: The texts (chunk texts should come from :func:`embedding_text`).
+
+        Returns:
+            float32 ``(len(texts), dimensions)``, rows L2-normalised (all-zero for a text with
+            no terms).
+        """
+        n = len(texts)
+        dim = self.dimensions
+        token_lists = [tokenize(t) for t in texts]
+        lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=n)
+        flat = [tok for toks in token_lists for tok in toks]
+        with self._table.lock:
+            tids = np.asarray(self._table.ids(flat), dtype=np.int64)
+            term_hash, gram_start, gram_len, grams = self._table.arrays()
+        out: npt.NDArray[np.float64] = np.zeros(n * dim, dtype=np.float64)
+        if tids.size:
+            doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+            h = term_hash[tids]
+            feat_h, feat_doc, feat_w = self._features(doc, h, tids, gram_start, gram_len, grams)
+            bucket = (feat_h % _U64(dim)).astype(np.int64)
+            sign = np.where((feat_h >> _U64(63)) == _U64(1), -1.0, 1.0)
+            out = np.asarray(
+                np.bincount(feat_doc * dim + bucket, weights=sign * feat_w, minlength=n * dim),
+                dtype=np.float64,
+            )
+        matrix = out.reshape(n, dim)
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        norms[norms == 0] = 1.0
+        return np.ascontiguousarray(matrix / norms[:, None], dtype=np.float32)
+
+    @staticmethod
+    def _features(
+        doc: npt.NDArray[np.int64],
+        h: npt.NDArray[np.uint64],
+        tids: npt.NDArray[np.int64],
+        gram_start: npt.NDArray[np.int64],
+        gram_len: npt.NDArray[np.int64],
+        grams: npt.NDArray[np.uint64],
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        # Unigrams: count each (doc, term) once, ordered by (doc, term hash).
+        order = np.lexsort((h, doc))
+        hs, ds, ts = h[order], doc[order], tids[order]
+        new = np.ones(hs.shape[0], dtype=bool)
+        new[1:] = (hs[1:] != hs[:-1]) | (ds[1:] != ds[:-1])
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, hs.shape[0]))
+        uni_h, uni_doc, uni_t = hs[starts], ds[starts], ts[starts]
+        uni_w = 1.0 + np.log(counts)
+
+        # Bigrams of adjacent terms within a text, in text order.
+        same = doc[1:] == doc[:-1]
+        big_h = _mix((h[:-1][same] * _BIGRAM_SALT) ^ h[1:][same])
+        big_doc = doc[1:][same]
+        if big_h.size:
+            border = np.lexsort((big_h, big_doc))
+            bh, bd = big_h[border], big_doc[border]
+            bnew = np.ones(bh.shape[0], dtype=bool)
+            bnew[1:] = (bh[1:] != bh[:-1]) | (bd[1:] != bd[:-1])
+            bstarts = np.flatnonzero(bnew)
+            bcounts = np.diff(np.append(bstarts, bh.shape[0]))
+            big_h, big_doc = bh[bstarts], bd[bstarts]
+            big_w = BIGRAM_WEIGHT * (1.0 + np.log(bcounts))
+        else:
+            big_w = np.zeros(0)
+
+        # Character n-grams of each distinct (doc, term), each n-gram sharing the term weight.
+        glen = gram_len[uni_t]
+        total = int(glen.sum())
+        run_start = np.repeat(np.cumsum(glen) - glen, glen)
+        within = np.arange(total, dtype=np.int64) - run_start
+        gram_h = grams[np.repeat(gram_start[uni_t], glen) + within]
+        per_gram = CHAR_WEIGHT * uni_w / np.sqrt(np.maximum(glen, 1))
+        gram_w = np.repeat(per_gram, glen)
+        gram_doc = np.repeat(uni_doc, glen)
+
+        feat_h = np.concatenate([uni_h, big_h, gram_h])
+        feat_doc = np.concatenate([uni_doc, big_doc, gram_doc])
+        feat_w = np.concatenate([uni_w, big_w, gram_w])
+        return feat_h, feat_doc, feat_w

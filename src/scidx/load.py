@@ -1,0 +1,615 @@
+"""Open a ``.scidx`` index: :func:`load`, :func:`load_bytes`, :func:`load_resource`, :class:`Index`.
+
+Opening costs constant time: the header and layout are validated by
+:func:`scidx.format.read_header`, then every array the runtime needs is checked for presence, dtype
+and consistent shape (``N`` chunks from ``chunk.source``, ``S`` sources, ``V`` terms, ``P``
+postings, ``D`` dimensions from the provider stamp) using the header alone plus a handful of
+single-element reads. No per-chunk or per-term Python objects are made; string tables and
+postings are read lazily, each access bounds-checked, so a corrupt file yields an
+:class:`~scidx.errors.IndexFormatError`, never an ``IndexError`` or a crash. ``verify=True``
+additionally checks every checksum, every string table and every posting (reads the whole file).
+
+Files are memory-mapped read-only (works on read-only file systems). A reader keeps its own
+mapping, so an index replaced on disk by a new pack (written to a temp file, then renamed) does
+not affect an open :class:`Index`; re-``load`` to see the new one.
+
+Runtime module: numpy, msgpack, xxhash and the stdlib only.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+from collections.abc import Callable, Mapping
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from scidx.bm25 import BM25Arrays
+from scidx.errors import CorruptIndexError, QueryError, UnsupportedFormatVersionError
+from scidx.format import (
+    REBUILD_HINT,
+    Header,
+    StringTable,
+    array_view,
+    read_header,
+    read_string_table,
+    verify_checksums,
+)
+from scidx.search import (
+    DEFAULT_ALPHA,
+    DEFAULT_SNIPPET_CHARS,
+    Corpus,
+    Hit,
+    Searcher,
+)
+from scidx.tokenize import TOKENIZER_VERSION
+
+__all__ = ["Hit", "Index", "load", "load_bytes", "load_resource"]
+
+_CHUNK_TABLES = ("chunk.id", "chunk.text", "chunk.heading", "chunk.anchor")
+_SOURCE_TABLES = ("source.path", "source.title", "source.meta")
+
+
+def _corrupt(source: str, what: str) -> CorruptIndexError:
+    return CorruptIndexError(f"{source}: {what}. {REBUILD_HINT}")
+
+
+def _shape(header: Header, name: str) -> tuple[int, ...]:
+    info = header.arrays.get(name)
+    if info is None:
+        raise _corrupt(header.source, f"the index has no array `{name}`")
+    return info.shape
+
+
+def _expect_shape(header: Header, name: str, shape: tuple[int, ...]) -> None:
+    got = _shape(header, name)
+    if got != shape:
+        raise _corrupt(
+            header.source, f"array `{name}` has shape {list(got)}, expected {list(shape)}"
+        )
+
+
+def _meta_map(header: Header, key: str) -> Mapping[str, Any]:
+    value = header.meta.get(key)
+    if not isinstance(value, Mapping):
+        raise _corrupt(header.source, f"the header meta has no `{key}` map")
+    return value
+
+
+def _build_corpus(buf: Any, header: Header) -> Corpus:
+    """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
+    src = header.source
+    stamp = _meta_map(header, "provider")
+    bm25_meta = _meta_map(header, "bm25")
+    tokenizer = bm25_meta.get("tokenizer")
+    if tokenizer != TOKENIZER_VERSION:
+        raise UnsupportedFormatVersionError(
+            f"{src}: the keyword index was built with tokenizer {tokenizer!r}, but this scidx "
+            f"uses {TOKENIZER_VERSION!r}; rebuild the index with `toolup-rag pack-docs` or "
+            "install the scidx version that built it."
+        )
+    dims = stamp.get("dimensions")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise _corrupt(src, f"the provider stamp has dimensions {dims!r}, not a positive integer")
+    url_template = header.meta.get("urlTemplate")
+    if url_template is not None and not isinstance(url_template, str):
+        raise _corrupt(src, f"meta `urlTemplate` is {type(url_template).__name__}, not a string")
+
+    chunk_source = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
+    n = int(chunk_source.shape[0])
+    s = _shape(header, "source.path.offsets")
+    if len(s) != 1 or s[0] < 1:
+        raise _corrupt(src, f"array `source.path.offsets` has shape {list(s)}")
+    n_sources = s[0] - 1
+    for name in _CHUNK_TABLES:
+        _expect_shape(header, f"{name}.offsets", (n + 1,))
+    for name in _SOURCE_TABLES:
+        _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
+    tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
+    if n and not n_sources:
+        raise _corrupt(src, f"the index has {n} chunks but no sources")
+
+    for name, dtype, shape in (
+        ("chunk.ordinal", "<u4", (n,)),
+        ("chunk.span", "<u8", (n, 4)),
+        ("bm25.doc_len", "<u4", (n,)),
+        ("vectors", "<f4", (n, dims)),
+    ):
+        _expect_shape(header, name, shape)
+        array_view(buf, header, name, dtype=dtype, ndim=len(shape))
+    vectors = array_view(buf, header, "vectors", dtype="<f4", ndim=2)
+
+    term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
+    v = int(term_hash.shape[0])
+    _expect_shape(header, "bm25.term_ptr", (v + 1,))
+    term_ptr = array_view(buf, header, "bm25.term_ptr", dtype="<u8", ndim=1)
+    post_doc = array_view(buf, header, "bm25.post_doc", dtype="<u4", ndim=1)
+    p = int(post_doc.shape[0])
+    _expect_shape(header, "bm25.post_weight", (p,))
+    post_weight = array_view(buf, header, "bm25.post_weight", dtype="<f4", ndim=1)
+    if int(term_ptr[0]) != 0 or int(term_ptr[-1]) != p:
+        raise _corrupt(
+            src,
+            f"array `bm25.term_ptr` runs from {int(term_ptr[0])} to {int(term_ptr[-1])}, "
+            f"expected 0 to {p} (the number of postings)",
+        )
+    doc_len = array_view(buf, header, "bm25.doc_len", dtype="<u4", ndim=1)
+
+    return Corpus(
+        source=src,
+        n=n,
+        chunk_id=tables["chunk.id"],
+        chunk_text=tables["chunk.text"],
+        chunk_heading=tables["chunk.heading"],
+        chunk_anchor=tables["chunk.anchor"],
+        chunk_source=chunk_source,
+        source_path=tables["source.path"],
+        source_title=tables["source.title"],
+        source_meta=tables["source.meta"],
+        vectors=vectors,
+        bm25=BM25Arrays(term_hash, term_ptr, post_doc, post_weight, doc_len),
+        stamp=dict(stamp),
+        url_template=url_template,
+    )
+
+
+def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
+    """The full scan behind ``verify=True``: checksums, string tables, postings, vectors."""
+    src = header.source
+    verify_checksums(buf, header)
+    for table in (
+        corpus.chunk_id,
+        corpus.chunk_text,
+        corpus.chunk_heading,
+        corpus.chunk_anchor,
+        corpus.source_path,
+        corpus.source_title,
+        corpus.source_meta,
+    ):
+        assert isinstance(table, StringTable)
+        table.validate_all()
+    n, s = corpus.n, len(corpus.source_path)
+    if n and int(corpus.chunk_source.max()) >= s:
+        raise _corrupt(src, f"array `chunk.source` points past the {s} sources")
+    bm = corpus.bm25
+    if bm.term_hash.shape[0] > 1 and not bool(np.all(bm.term_hash[1:] > bm.term_hash[:-1])):
+        raise _corrupt(src, "array `bm25.term_hash` is not sorted and unique")
+    ptr = bm.term_ptr.astype(np.int64)
+    if bool(np.any(ptr[1:] < ptr[:-1])):
+        raise _corrupt(src, "array `bm25.term_ptr` is not monotonic")
+    docs = bm.post_doc.astype(np.int64)
+    if docs.shape[0] and int(docs.max()) >= n:
+        raise _corrupt(src, f"array `bm25.post_doc` points past the {n} chunks")
+    # Within each term's run the chunk rows must strictly increase.
+    if docs.shape[0] > 1:
+        rising = docs[1:] > docs[:-1]
+        starts = np.zeros(docs.shape[0], dtype=bool)
+        inner = ptr[1:-1]
+        starts[inner[(inner > 0) & (inner < docs.shape[0])]] = True
+        if not bool(np.all(rising | starts[1:])):
+            raise _corrupt(src, "array `bm25.post_doc` is not ascending within a term")
+    if not bool(np.all(np.isfinite(bm.post_weight))):
+        raise _corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
+    if not bool(np.all(np.isfinite(corpus.vectors))):
+        raise _corrupt(src, "array `vectors` holds NaN or infinite values")
+
+
+class Index:
+    """A loaded, read-only ``.scidx`` index. Create it with :func:`load` (or its siblings).
+
+    Safe to share between threads: searches keep no shared mutable state beyond small caches
+    that are guarded by a lock. Use it as a context manager, or call :meth:`close`.
+
+    Example:
+        >>> with scidx.load("docs.scidx") as idx:  # doctest: +SKIP
+        ...     for hit in idx.search("configure CORS", k=3):
+        ...         print(hit.score, hit.source, hit.anchor, hit.snippet)
+    """
+
+    def __init__(
+        self,
+        buf: Any,
+        header: Header,
+        *,
+        verify: bool = False,
+        mm: mmap.mmap | None = None,
+        query_embedder: Any | None = None,
+        embedder_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._mm = mm
+        self._buf: Any = buf
+        self._header = header
+        self._lock = threading.Lock()
+        self._ids: dict[str, int] | None = None
+        corpus = _build_corpus(buf, header)
+        if verify:
+            _verify_all(buf, header, corpus)
+        self._corpus: Corpus | None = corpus
+        self._searcher: Searcher | None = Searcher(
+            corpus, query_embedder=query_embedder, embedder_options=embedder_options
+        )
+        self._n = corpus.n
+
+    # -- metadata -----------------------------------------------------------------------------
+
+    @property
+    def header(self) -> Header:
+        """The validated file header (format version, generator, build time, arrays)."""
+        return self._header
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The header's ``meta`` map (provider stamp, bm25 settings, counts...)."""
+        return self._header.meta
+
+    @property
+    def stamp(self) -> dict[str, Any]:
+        """The embedding provider stamp: ``provider``, ``model``, ``dimensions``, ..."""
+        return dict(self._header.meta.get("provider") or {})
+
+    @property
+    def source(self) -> str:
+        """The file path the index was loaded from, or a description of the buffer."""
+        return self._header.source
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._searcher is None
+
+    def __len__(self) -> int:
+        """The number of chunks."""
+        return self._n
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self._n} chunks"
+        return f"<scidx.Index {self._header.source!r} {state}>"
+
+    def _live(self) -> Searcher:
+        searcher = self._searcher
+        if searcher is None:
+            raise QueryError(f"{self._header.source}: the index is closed; load it again")
+        return searcher
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The read-only ``N × D`` float32 vector matrix (a view over the file)."""
+        return self._live().corpus.vectors
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        alpha: float = DEFAULT_ALPHA,
+        min_score: float | None = None,
+        source: str | None = None,
+        heading: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
+        query_vector: Any | None = None,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> list[Hit]:
+        """Search the index.
+
+        Args:
+            query: The question or keywords. An empty (or all-whitespace) query returns ``[]``;
+                so does a query of only stop-words in ``keyword`` mode.
+            k: Maximum number of hits (> 0); fewer come back when fewer chunks match.
+            mode: ``"hybrid"`` (default: BM25 and vectors fused), ``"keyword"`` (BM25 only; no
+                query embedding is made) or ``"vector"`` (cosine similarity only).
+            alpha: Hybrid weight of the vector leg in [0, 1] (see :mod:`scidx.search`).
+            min_score: Drop hits scoring below this (the mode's score scale).
+            source: Keep chunks whose source path matches this glob (``*``, ``?``, ``[``;
+                ``fnmatch`` rules, ``*`` crosses ``/``) or, without glob characters, starts
+                with this prefix.
+            heading: Keep chunks whose title or heading path contains this text (case-folded).
+            metadata: Keep chunks whose front matter has all these ``field: value`` pairs.
+            snippet_chars: Maximum snippet length (default 240).
+            query_vector: A precomputed query embedding (same model as the index); used
+                instead of embedding ``query`` for the vector leg.
+            on_stage: Called with ``"embedding"``, ``"retrieval"``, ``"fusion"``, ``"hits"`` as
+                each stage starts (for timing).
+
+        Returns:
+            Hits ordered by score descending, then by chunk row (document order).
+
+        Raises:
+            QueryError: Bad ``k``, ``mode``, ``alpha``, filter or vector (NaN, wrong length),
+                or the index is closed.
+            QueryEmbeddingError: Vector or hybrid search needs a query embedding this process
+                cannot make (the message suggests ``mode="keyword"``).
+            IndexFormatError: Corruption met while reading the lazily checked arrays.
+
+        Example:
+            >>> idx = scidx.load("docs.scidx")  # doctest: +SKIP
+            >>> hits = idx.search("how do I configure CORS", k=5, mode="keyword")  # doctest: +SKIP
+            >>> hits[0].to_dict()["headingPath"]  # doctest: +SKIP
+            ['Tutorial', 'CORS']
+        """
+        return self._live().run(
+            query,
+            k=k,
+            mode=mode,
+            alpha=alpha,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+            metadata=metadata,
+            snippet_chars=snippet_chars,
+            query_vector=query_vector,
+            on_stage=on_stage,
+        )
+
+    def search_vector(
+        self,
+        vector: Any,
+        k: int = 10,
+        *,
+        query: str | None = None,
+        min_score: float | None = None,
+        source: str | None = None,
+        heading: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
+    ) -> list[Hit]:
+        """Rank chunks by cosine similarity to a caller-embedded query ``vector``.
+
+        Args:
+            vector: ``D`` finite numbers (normalised here), from the index's embedding model.
+            k: Maximum number of hits (> 0).
+            query: Optional query text, used only to pick snippets.
+            min_score: Drop hits with a cosine below this.
+            source: As for :meth:`search`.
+            heading: As for :meth:`search`.
+            metadata: As for :meth:`search`.
+            snippet_chars: As for :meth:`search`.
+
+        Returns:
+            Hits ordered by cosine descending, then by chunk row.
+
+        Raises:
+            QueryError: Bad ``k``, or a vector with NaN/inf, zero norm or the wrong length.
+        """
+        if vector is None:
+            raise QueryError("search_vector needs a vector")
+        return self._live().run(
+            query,
+            k=k,
+            mode="vector",
+            alpha=DEFAULT_ALPHA,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+            metadata=metadata,
+            snippet_chars=snippet_chars,
+            query_vector=vector,
+        )
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """Embed ``query`` with the index's provider (as vector search would).
+
+        Raises:
+            QueryEmbeddingError: As for :meth:`search`.
+        """
+        return self._live().embed_query(query)
+
+    # -- chunk access ---------------------------------------------------------------------------
+
+    def chunk(self, i: int, *, snippet_chars: int = DEFAULT_SNIPPET_CHARS) -> Hit:
+        """Return chunk row ``i`` as a :class:`Hit` with score 0.0 and a leading snippet.
+
+        Raises:
+            IndexError: ``i`` is out of range (negative indices count from the end).
+        """
+        searcher = self._live()
+        i = int(i)
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"chunk index {i} is out of range for {self._n} chunks")
+        hit = searcher.hit(i, 0.0, [], snippet_chars)
+        return hit
+
+    def get(self, chunk_id: str) -> Hit | None:
+        """Return the chunk with id ``chunk_id``, or ``None``.
+
+        The first call builds an id → row map (one pass over ``chunk.id``); later calls are
+        dictionary lookups.
+        """
+        searcher = self._live()
+        with self._lock:
+            if self._ids is None:
+                table = searcher.corpus.chunk_id
+                self._ids = {table[i]: i for i in range(len(table))}
+            row = self._ids.get(chunk_id)
+        return None if row is None else self.chunk(row)
+
+    # -- lifetime -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the memory map. Searching a closed index raises :class:`QueryError`.
+
+        Idempotent. A search still running in another thread finishes safely: the mapping is
+        only unmapped once no array view over it remains.
+        """
+        with self._lock:
+            self._searcher = None
+            self._corpus = None
+            self._ids = None
+            self._buf = None
+            mm, self._mm = self._mm, None
+        if mm is not None:
+            try:
+                mm.close()
+            except BufferError:
+                # Views are still exported (a running search, or a caller holding `vectors`);
+                # the mapping is released when the last of them is garbage-collected.
+                pass
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    verify: bool = False,
+    query_embedder: Any | None = None,
+    embedder_options: Mapping[str, Any] | None = None,
+) -> Index:
+    """Memory-map and validate the index at ``path``.
+
+    Args:
+        path: The ``.scidx`` file.
+        verify: Also check every checksum, string table and posting (reads the whole file).
+        query_embedder: An embedder for vector/hybrid queries; must match the index's stamp.
+            Default: the index's own provider (``hashing`` in process, others imported lazily).
+        embedder_options: Keyword arguments for a lazily created provider's query embedder.
+
+    Returns:
+        The open :class:`Index`.
+
+    Raises:
+        OSError: The file cannot be opened.
+        BadMagicError: Not a ``.scidx`` file.
+        UnsupportedFormatVersionError: Written by an incompatible format or tokenizer version.
+        CorruptIndexError: Truncated or inconsistent (``ChecksumMismatchError`` with ``verify``).
+        QueryEmbeddingError: ``query_embedder`` does not match the index's stamp.
+
+    Example:
+        >>> import scidx
+        >>> idx = scidx.load("docs.scidx")  # doctest: +SKIP
+        >>> [h.id for h in idx.search("install", k=2, mode="keyword")]  # doctest: +SKIP
+        ['install.md:install:0', 'install.md:linux:0']
+    """
+    source = os.fspath(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            # mmap cannot map an empty file; the header reader explains what is wrong.
+            read_header(b"", source=str(source), file_size=0)
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        header = read_header(mm, source=str(source), file_size=size)
+        return Index(
+            mm,
+            header,
+            verify=verify,
+            mm=mm,
+            query_embedder=query_embedder,
+            embedder_options=embedder_options,
+        )
+    except BaseException:
+        _close_quietly(mm)
+        raise
+
+
+def _close_quietly(mm: mmap.mmap) -> None:
+    try:
+        mm.close()
+    except BufferError:
+        pass
+
+
+def load_bytes(
+    data: bytes | bytearray | memoryview,
+    *,
+    verify: bool = False,
+    source: str = "<buffer>",
+    query_embedder: Any | None = None,
+    embedder_options: Mapping[str, Any] | None = None,
+) -> Index:
+    """Open an index held in memory (no copy; do not modify a mutable buffer afterwards).
+
+    Args:
+        data: The whole ``.scidx`` file contents.
+        verify: As for :func:`load`.
+        source: A name for error messages.
+        query_embedder: As for :func:`load`.
+        embedder_options: As for :func:`load`.
+
+    Returns:
+        The open :class:`Index`.
+
+    Raises:
+        IndexFormatError: As for :func:`load`.
+    """
+    view = memoryview(data)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    view = view.toreadonly()
+    header = read_header(view, source=source)
+    return Index(
+        view,
+        header,
+        verify=verify,
+        query_embedder=query_embedder,
+        embedder_options=embedder_options,
+    )
+
+
+def load_resource(
+    package: str,
+    resource: str,
+    *,
+    verify: bool = False,
+    query_embedder: Any | None = None,
+    embedder_options: Mapping[str, Any] | None = None,
+) -> Index:
+    """Open an index shipped as package data (``importlib.resources``).
+
+    A resource that is a real file is memory-mapped; one inside a zip import or another loader is
+    read into memory.
+
+    Args:
+        package: The importable package holding the resource, e.g. ``"mydocs"``.
+        resource: The resource path inside it, e.g. ``"data/docs.scidx"``.
+        verify: As for :func:`load`.
+        query_embedder: As for :func:`load`.
+        embedder_options: As for :func:`load`.
+
+    Returns:
+        The open :class:`Index`.
+
+    Raises:
+        ModuleNotFoundError: ``package`` cannot be imported.
+        FileNotFoundError: The resource does not exist.
+        IndexFormatError: As for :func:`load`.
+    """
+    ref = resources.files(package)
+    for part in resource.replace("\\", "/").split("/"):
+        if part:
+            ref = ref.joinpath(part)
+    if isinstance(ref, Path) and ref.is_file():
+        return load(
+            ref,
+            verify=verify,
+            query_embedder=query_embedder,
+            embedder_options=embedder_options,
+        )
+    if not ref.is_file():
+        raise FileNotFoundError(f"package {package!r} has no resource {resource!r}")
+    return load_bytes(
+        ref.read_bytes(),
+        verify=verify,
+        source=f"{package}:{resource}",
+        query_embedder=query_embedder,
+        embedder_options=embedder_options,
+    )

@@ -1,0 +1,718 @@
+"""Query-time search over an index's arrays: keyword, vector and hybrid top-k, filters, snippets.
+
+Contract:
+
+* **keyword** — BM25 (see :mod:`scidx.bm25`); makes no query embedding at all. A query with no
+  index terms (empty, or only stop-words) returns ``[]``.
+* **vector** — exact cosine similarity: the query vector is L2-normalised and scored against every
+  stored (normalised) row with one ``vectors @ q`` over the memory map.
+* **hybrid** (default) — both legs, fused by a *max-normalised weighted sum*::
+
+      fused(d) = (1 - alpha) * bm25(d) / max_bm25  +  alpha * max(cos(d), 0) / max_cos
+
+  over the union of each leg's top ``max(k, 100)`` candidates, where the maxima are the best
+  score of each leg for this query (so each leg contributes in [0, 1]). Every candidate gets
+  its exact score from both legs (no missing-value guesses). ``alpha`` defaults to
+  :data:`DEFAULT_ALPHA`, chosen on SciFact train (benchmarks/bench_scifact.py): reciprocal-rank
+  fusion (k=60) lost 3–6 nDCG@10 points there because it gives a weak lexical-hash vector leg
+  the same say as BM25; a weighted sum lets the stronger leg lead.
+* Ordering is deterministic: score descending, then chunk row ascending. Rows are the index's
+  canonical chunk order (source path, position in the file, ordinal, id), so equal scores list
+  chunks in document order; ties at the k-th place are resolved the same way.
+* Filters (``source`` glob or path prefix, ``heading`` substring, front-matter ``metadata``
+  equality) restrict the candidates *before* the top-k cut, so ``k`` filtered hits come back
+  when that many exist. ``min_score`` drops hits scoring below it.
+* Query embeddings follow the index's provider stamp: ``hashing`` indexes embed queries in
+  process with :class:`~scidx.embed.hashing.HashingEmbedder`; other providers are imported lazily
+  (``scidx.embed.<provider>.query_embedder_from_stamp``), or the caller passes ``query_vector``.
+  An embedder whose stamp differs from the index's is refused (:class:`QueryEmbeddingError`).
+
+Runtime module: numpy, msgpack, xxhash and the stdlib only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import json
+import math
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from scidx.bm25 import BM25Arrays, query_terms, score_query, top_k
+from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
+from scidx.embed.hashing import PROVIDER_ID as HASHING_PROVIDER_ID
+from scidx.embed.hashing import HashingEmbedder
+from scidx.errors import CorruptIndexError, EmbeddingError, QueryEmbeddingError, QueryError
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_SNIPPET_CHARS",
+    "HYBRID_CANDIDATES",
+    "MODES",
+    "Corpus",
+    "Hit",
+    "Searcher",
+    "make_snippet",
+    "stamps_match",
+]
+
+MODES = ("hybrid", "keyword", "vector")
+DEFAULT_ALPHA = 0.3
+HYBRID_CANDIDATES = 100
+DEFAULT_SNIPPET_CHARS = 240
+
+_Rows = npt.NDArray[np.int64]
+_Scores = npt.NDArray[np.float32]
+
+
+class StringLookup(Protocol):
+    """What the searcher needs from a string table: length and lazy item access."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result.
+
+    Attributes:
+        id: The chunk id (``source:anchor:ordinal`` for Markdown chunks).
+        score: The mode's score (BM25, cosine, or the fused hybrid score in [0, 1]).
+        source: The source path, relative to the config root.
+        anchor: The heading anchor slug ("" for text before the first heading).
+        heading_path: Ancestor headings, outermost first.
+        title: The document title ("" if none).
+        text: The chunk's full Markdown body.
+        snippet: The best-matching passage, at most ``snippet_chars`` characters.
+        url: The link made from the index's URL template, or ``None`` when it has none.
+    """
+
+    id: str
+    score: float
+    source: str
+    anchor: str
+    heading_path: list[str]
+    title: str
+    text: str
+    snippet: str
+    url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the hit as JSON-ready data with camelCase keys (``headingPath``)."""
+        return {
+            "id": self.id,
+            "score": self.score,
+            "source": self.source,
+            "anchor": self.anchor,
+            "headingPath": list(self.heading_path),
+            "title": self.title,
+            "text": self.text,
+            "snippet": self.snippet,
+            "url": self.url,
+        }
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Lazy views of one index's arrays, as the searcher uses them (built by ``scidx.load``)."""
+
+    source: str
+    n: int
+    chunk_id: StringLookup
+    chunk_text: StringLookup
+    chunk_heading: StringLookup
+    chunk_anchor: StringLookup
+    chunk_source: npt.NDArray[np.uint32]
+    source_path: StringLookup
+    source_title: StringLookup
+    source_meta: StringLookup
+    vectors: npt.NDArray[np.float32]
+    bm25: BM25Arrays
+    stamp: Mapping[str, Any]
+    url_template: str | None = None
+
+
+def stamps_match(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two provider stamps describe the same embedding space."""
+
+    def key(s: Mapping[str, Any]) -> tuple[object, ...]:
+        return (
+            s.get("provider"),
+            s.get("model"),
+            s.get("dimensions"),
+            s.get("normalization", "l2"),
+        )
+
+    return key(a) == key(b)
+
+
+def _describe(stamp: Mapping[str, Any]) -> str:
+    return f"{stamp.get('provider')}/{stamp.get('model')} ({stamp.get('dimensions')} dims)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Snippets
+# ---------------------------------------------------------------------------------------------
+
+
+def _term_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
+    # Stems are (nearly) prefixes of the words they come from, so "a word starting with a stem"
+    # finds the query's words in raw text at regex speed; y→i stems also match the y form.
+    alts: set[str] = set()
+    for t in terms:
+        if not t:
+            continue
+        alts.add(re.escape(t))
+        if t.endswith("i") and len(t) > 2:
+            alts.add(re.escape(t[:-1] + "y"))
+    if not alts:
+        return None
+    body = "|".join(sorted(alts, key=lambda a: (-len(a), a)))
+    return re.compile(rf"(?<!\w)(?:{body})\w*", re.IGNORECASE)
+
+
+def _cut_to_words(flat: str, start: int, end: int) -> str:
+    """Return ``flat[start:end]`` trimmed to whole words, with "…" where text was cut."""
+    if start > 0 and not flat[start - 1].isspace():
+        nxt = flat.find(" ", start, end)
+        if nxt != -1:
+            start = nxt + 1
+    if end < len(flat) and not flat[end].isspace():
+        prev = flat.rfind(" ", start, end)
+        if prev > start:
+            end = prev
+    piece = flat[start:end].strip()
+    return ("…" if start > 0 else "") + piece + ("…" if end < len(flat) else "")
+
+
+def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_CHARS) -> str:
+    """Return the passage of ``text`` (whitespace collapsed) that best covers the query terms.
+
+    The window of at most ``limit`` characters that contains the most distinct query terms (then
+    the most occurrences) is chosen, centred on its matches and cut on word boundaries; "…"
+    marks a cut (and counts towards ``limit``). Without matches the text's start is returned.
+
+    Args:
+        text: The chunk text.
+        terms: Query terms from :func:`scidx.tokenize.tokenize`.
+        limit: Maximum snippet length in characters (>= 1).
+
+    Returns:
+        The snippet; the whole collapsed text when it fits.
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    budget = max(limit - 2, 1)  # room for the two ellipses
+    pattern = _term_pattern(terms)
+    matches = list(pattern.finditer(flat)) if pattern is not None else []
+    if not matches:
+        return _cut_to_words(flat, 0, budget)
+    keys = [m.group(0).casefold() for m in matches]
+    best = (0, 0, 0, 0)  # (distinct, count, -i, j)
+    j = 0
+    for i in range(len(matches)):
+        j = max(j, i)
+        while j + 1 < len(matches) and matches[j + 1].end() - matches[i].start() <= budget:
+            j += 1
+        distinct = len({keys[x][:6] for x in range(i, j + 1)})
+        cand = (distinct, j - i + 1, -i, j)
+        if cand > best:
+            best = cand
+    i0, j0 = -best[2], best[3]
+    lo, hi = matches[i0].start(), matches[j0].end()
+    slack = budget - (hi - lo)
+    start = max(0, lo - slack // 3)  # a little lead-in, most room after the matches
+    end = min(len(flat), start + budget)
+    start = max(0, end - budget)
+    return _cut_to_words(flat, start, end)
+
+
+# ---------------------------------------------------------------------------------------------
+# The searcher
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Filters:
+    source: str | None = None
+    heading: str | None = None
+    metadata: Mapping[str, str] | None = None
+    key: tuple[object, ...] = field(default=())
+
+
+class Searcher:
+    """Answers queries over one :class:`Corpus`; safe to share between threads.
+
+    Args:
+        corpus: The index's arrays.
+        query_embedder: An embedder for vector/hybrid queries; it must have the index's stamp.
+        embedder_options: Keyword arguments for a lazily imported provider's
+            ``query_embedder_from_stamp`` (e.g. ``base_url``).
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        *,
+        query_embedder: Any | None = None,
+        embedder_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.corpus = corpus
+        self._options = dict(embedder_options or {})
+        self._lock = threading.Lock()
+        self._embedder: Any | None = None
+        self._source_masks: dict[tuple[object, ...], npt.NDArray[np.bool_]] = {}
+        self._sources_checked = False
+        if query_embedder is not None:
+            self._embedder = self._checked_embedder(query_embedder)
+
+    # -- query embedding --------------------------------------------------------------------
+
+    def _checked_embedder(self, embedder: Any) -> Any:
+        stamp = embedder.stamp()
+        if not stamps_match(stamp, self.corpus.stamp):
+            raise QueryEmbeddingError(
+                f"{self.corpus.source}: the query embedder is {_describe(stamp)} but the index "
+                f"was embedded with {_describe(self.corpus.stamp)}; vectors from different "
+                'models are not comparable. Use the index\'s provider, mode="keyword", or '
+                "rebuild the index."
+            )
+        return embedder
+
+    def query_embedder(self) -> Any:
+        """Return (creating it once) the embedder for this index's query vectors.
+
+        Raises:
+            QueryEmbeddingError: The provider cannot be used here (not installed, no API key,
+                or a mismatched stamp); the message suggests ``mode="keyword"``.
+        """
+        with self._lock:
+            if self._embedder is not None:
+                return self._embedder
+            stamp = self.corpus.stamp
+            provider = stamp.get("provider")
+            hint = 'pass query_vector=..., or search with mode="keyword"'
+            if provider == HASHING_PROVIDER_ID:
+                if stamp.get("model") != HASHING_MODEL_ID:
+                    raise QueryEmbeddingError(
+                        f"{self.corpus.source}: the index was embedded with hashing model "
+                        f"{stamp.get('model')!r}, but this scidx has {HASHING_MODEL_ID!r}; "
+                        f"upgrade scidx or rebuild the index, or {hint}."
+                    )
+                dims = stamp.get("dimensions")
+                if not isinstance(dims, int) or dims < 8:
+                    raise QueryEmbeddingError(
+                        f"{self.corpus.source}: the provider stamp has dimensions {dims!r}; "
+                        f"rebuild the index, or {hint}."
+                    )
+                self._embedder = HashingEmbedder(dims)
+                return self._embedder
+            if not isinstance(provider, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", provider):
+                raise QueryEmbeddingError(
+                    f"{self.corpus.source}: the index's embedding provider {provider!r} is not "
+                    f"known to scidx; {hint}."
+                )
+            try:
+                module = importlib.import_module(f"scidx.embed.{provider}")
+                factory = module.query_embedder_from_stamp
+                embedder = factory(dict(stamp), **self._options)
+            except ImportError as exc:
+                raise QueryEmbeddingError(
+                    f"{self.corpus.source}: vector search needs the {provider!r} embedding "
+                    f"provider, which cannot be imported here ({exc}); {hint}."
+                ) from exc
+            except AttributeError as exc:
+                raise QueryEmbeddingError(
+                    f"{self.corpus.source}: the {provider!r} provider cannot embed queries; {hint}."
+                ) from exc
+            except Exception as exc:  # the provider's own ScidxError (no key, bad stamp...)
+                raise QueryEmbeddingError(
+                    f"{self.corpus.source}: cannot embed the query with {_describe(stamp)}: "
+                    f"{exc}; {hint}."
+                ) from exc
+            self._embedder = self._checked_embedder(embedder)
+            return self._embedder
+
+    def embed_query(self, query: str) -> npt.NDArray[np.float32]:
+        """Embed ``query`` with the index's provider; see :meth:`query_embedder`."""
+        embedder = self.query_embedder()
+        try:
+            if hasattr(embedder, "embed_query"):
+                vec = embedder.embed_query(query)
+            else:
+                vec = embedder.embed([query])[0]
+        except EmbeddingError as exc:
+            raise QueryEmbeddingError(
+                f"{self.corpus.source}: embedding the query failed: {exc}; pass "
+                'query_vector=..., or search with mode="keyword".'
+            ) from exc
+        return np.asarray(vec, dtype=np.float32).reshape(-1)
+
+    def check_vector(self, vector: Any) -> npt.NDArray[np.float32]:
+        """Validate a caller-supplied query vector and return it L2-normalised.
+
+        Raises:
+            QueryError: Wrong length or shape, NaN/inf, or zero norm.
+        """
+        d = int(self.corpus.vectors.shape[1])
+        try:
+            arr = np.asarray(vector, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise QueryError(f"the query vector is not a numeric array ({exc})") from None
+        if arr.ndim == 2 and arr.shape[0] == 1:
+            arr = arr[0]
+        if arr.ndim != 1 or arr.shape[0] != d:
+            raise QueryError(
+                f"the query vector has shape {list(arr.shape)}, but this index's vectors have "
+                f"{d} dimensions ({_describe(self.corpus.stamp)}); embed the query with the "
+                "same model."
+            )
+        if not np.all(np.isfinite(arr)):
+            raise QueryError("the query vector contains NaN or infinite values")
+        norm = float(np.linalg.norm(arr))
+        if norm == 0.0:
+            raise QueryError("the query vector is all zeros; it matches nothing")
+        return (arr / norm).astype(np.float32)
+
+    # -- filters ------------------------------------------------------------------------------
+
+    def _source_mask(self, filters: _Filters) -> npt.NDArray[np.bool_] | None:
+        if filters.source is None and not filters.metadata:
+            return None
+        with self._lock:
+            cached = self._source_masks.get(filters.key)
+        if cached is not None:
+            return cached
+        c = self.corpus
+        s = len(c.source_path)
+        mask = np.ones(s, dtype=bool)
+        pattern = filters.source
+        is_glob = pattern is not None and any(ch in pattern for ch in "*?[")
+        for i in range(s):
+            if pattern is not None:
+                path = c.source_path[i]
+                ok = fnmatch.fnmatchcase(path, pattern) if is_glob else path.startswith(pattern)
+                if not ok:
+                    mask[i] = False
+                    continue
+            if filters.metadata:
+                meta = self._source_meta(i)
+                for name, want in filters.metadata.items():
+                    have = meta.get(name)
+                    if have is None or _meta_str(have) != _meta_str(want):
+                        mask[i] = False
+                        break
+        chunk_mask = mask[self._chunk_sources()]
+        with self._lock:
+            if len(self._source_masks) >= 64:  # bounded: filters are usually a handful
+                self._source_masks.clear()
+            self._source_masks[filters.key] = chunk_mask
+        return chunk_mask
+
+    def _chunk_sources(self) -> npt.NDArray[np.uint32]:
+        c = self.corpus
+        if not self._sources_checked:
+            # One vectorised pass the first time a filter needs it, not at load.
+            if c.n and int(c.chunk_source.max()) >= len(c.source_path):
+                raise CorruptIndexError(
+                    f"{c.source}: array `chunk.source` points past the {len(c.source_path)} "
+                    "sources. The file is truncated or corrupt; rebuild it with "
+                    "`toolup-rag pack-docs`."
+                )
+            self._sources_checked = True
+        return c.chunk_source
+
+    def _source_meta(self, i: int) -> dict[str, Any]:
+        raw = self.corpus.source_meta[i]
+        try:
+            value = json.loads(raw) if raw else {}
+        except ValueError:
+            raise CorruptIndexError(
+                f"{self.corpus.source}: `source.meta` row {i} is not JSON. The file is truncated "
+                "or corrupt; rebuild it with `toolup-rag pack-docs`."
+            ) from None
+        return value if isinstance(value, dict) else {}
+
+    def _heading_ok(self, row: int, needle: str) -> bool:
+        c = self.corpus
+        title = self._title(row)
+        heading = c.chunk_heading[row].replace("\x1f", "\n")
+        return needle in f"{title}\n{heading}".casefold()
+
+    # -- assembling hits ----------------------------------------------------------------------
+
+    def _title(self, row: int) -> str:
+        c = self.corpus
+        s = int(c.chunk_source[row])
+        if s >= len(c.source_title):
+            raise CorruptIndexError(
+                f"{c.source}: chunk {row} points at source {s}, past the "
+                f"{len(c.source_title)} sources. The file is truncated or corrupt; rebuild it "
+                "with `toolup-rag pack-docs`."
+            )
+        return c.source_title[s]
+
+    def hit(self, row: int, score: float, terms: Sequence[str], snippet_chars: int) -> Hit:
+        """Build the :class:`Hit` for chunk ``row``."""
+        c = self.corpus
+        if not 0 <= row < c.n:
+            raise CorruptIndexError(
+                f"{c.source}: a posting points at chunk {row}, but the index has {c.n}. The "
+                "file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
+            )
+        title = self._title(row)
+        source = c.source_path[int(c.chunk_source[row])]
+        anchor = c.chunk_anchor[row]
+        heading = c.chunk_heading[row]
+        text = c.chunk_text[row]
+        return Hit(
+            id=c.chunk_id[row],
+            score=float(score),
+            source=source,
+            anchor=anchor,
+            heading_path=heading.split("\x1f") if heading else [],
+            title=title,
+            text=text,
+            snippet=make_snippet(text, terms, snippet_chars),
+            url=_url(c.url_template, source, anchor),
+        )
+
+    # -- ranking --------------------------------------------------------------------------------
+
+    def _rank(
+        self,
+        rows: _Rows,
+        scores: _Scores,
+        k: int,
+        min_score: float | None,
+        filters: _Filters,
+    ) -> tuple[_Rows, _Scores]:
+        if min_score is not None:
+            keep = scores >= np.float32(min_score)
+            rows, scores = rows[keep], scores[keep]
+        mask = self._source_mask(filters)
+        if mask is not None:
+            keep = mask[rows]
+            rows, scores = rows[keep], scores[keep]
+        if filters.heading is None:
+            return top_k(rows, scores, k)
+        needle = filters.heading.casefold()
+        # Heading text is per chunk, so it is checked lazily on the best candidates, widening
+        # the cut until k pass (no per-chunk work for the rest of the index).
+        want = max(k * 4, 32)
+        while True:
+            r, s = top_k(rows, scores, want)
+            ok = np.fromiter(
+                (self._heading_ok(int(x), needle) for x in r), dtype=bool, count=r.shape[0]
+            )
+            if int(ok.sum()) >= k or r.shape[0] >= rows.shape[0]:
+                return r[ok][:k], s[ok][:k]
+            want *= 4
+
+    def keyword_scores(self, terms: Sequence[str]) -> tuple[_Rows, _Scores]:
+        """BM25 scores of the chunks containing any of ``terms`` (rows ascending)."""
+        rows, scores = score_query(self.corpus.bm25, terms)
+        # Rows come out sorted, so one comparison guards every later index with them.
+        if rows.shape[0] and int(rows[-1]) >= self.corpus.n:
+            raise CorruptIndexError(
+                f"{self.corpus.source}: array `bm25.post_doc` points at chunk {int(rows[-1])}, "
+                f"but the index has {self.corpus.n}. The file is truncated or corrupt; rebuild "
+                "it with `toolup-rag pack-docs`."
+            )
+        return rows, scores
+
+    def vector_scores(self, q: npt.NDArray[np.float32]) -> _Scores:
+        """Cosine scores of every chunk against the normalised query ``q``."""
+        # One BLAS matrix-vector product straight over the memory map; no copy, no chunking
+        # (the result is N floats).
+        return np.asarray(self.corpus.vectors @ q, dtype=np.float32)
+
+    def run(
+        self,
+        query: str | None,
+        *,
+        k: int,
+        mode: str,
+        alpha: float,
+        min_score: float | None,
+        source: str | None,
+        heading: str | None,
+        metadata: Mapping[str, Any] | None,
+        snippet_chars: int,
+        query_vector: Any | None,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> list[Hit]:
+        """Run one search (the engine behind ``Index.search`` / ``Index.search_vector``).
+
+        Raises:
+            QueryError: Invalid arguments (see ``Index.search``).
+            QueryEmbeddingError: Vector search impossible for this index and query.
+        """
+        if mode not in MODES:
+            raise QueryError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
+            raise QueryError(f"k must be a positive integer, got {k!r}")
+        if not isinstance(alpha, (int, float)) or not 0.0 <= float(alpha) <= 1.0:
+            raise QueryError(f"alpha must be a number in [0, 1], got {alpha!r}")
+        if min_score is not None and (
+            not isinstance(min_score, (int, float)) or math.isnan(float(min_score))
+        ):
+            raise QueryError(f"min_score must be a number, got {min_score!r}")
+        if isinstance(snippet_chars, bool) or not isinstance(snippet_chars, int):
+            raise QueryError(f"snippet_chars must be a positive integer, got {snippet_chars!r}")
+        if snippet_chars <= 0:
+            raise QueryError(f"snippet_chars must be a positive integer, got {snippet_chars!r}")
+        filters = _make_filters(source, heading, metadata)
+        if query is not None and not isinstance(query, str):
+            raise QueryError(f"the query must be a str, got {type(query).__name__}")
+        text = (query or "").strip()
+        k = int(k)
+        n = self.corpus.n
+        stage = on_stage or _no_stage
+
+        qvec = self.check_vector(query_vector) if query_vector is not None else None
+        if not text and qvec is None:
+            return []  # an empty query matches nothing (documented), in every mode
+        terms = query_terms(text) if text else []
+
+        if mode == "keyword":
+            if not terms:
+                return []
+            stage("retrieval")
+            rows, scores = self.keyword_scores(terms)
+            rows, scores = self._rank(rows, scores, min(k, n), min_score, filters)
+        elif mode == "vector":
+            if qvec is None:
+                stage("embedding")
+                qvec = self._embed_checked(text)
+                if qvec is None:
+                    return []
+            stage("retrieval")
+            scores = self.vector_scores(qvec)
+            rows = np.arange(n, dtype=np.int64)
+            rows, scores = self._rank(rows, scores, min(k, n), min_score, filters)
+        else:
+            if qvec is None:
+                stage("embedding")
+                qvec = self._embed_checked(text)
+            stage("retrieval")
+            rows, scores = self._hybrid(terms, qvec, k, float(alpha))
+            stage("fusion")
+            rows, scores = self._rank(rows, scores, min(k, n), min_score, filters)
+        stage("hits")
+        return [
+            self.hit(int(r), float(s), terms, snippet_chars)
+            for r, s in zip(rows.tolist(), scores.tolist(), strict=True)
+        ]
+
+    def _embed_checked(self, text: str) -> npt.NDArray[np.float32] | None:
+        vec = self.embed_query(text)
+        if vec.shape[0] != self.corpus.vectors.shape[1] or not np.all(np.isfinite(vec)):
+            raise QueryEmbeddingError(
+                f"{self.corpus.source}: the query embedder returned a vector of shape "
+                f"{list(vec.shape)} (or with NaN), expected {self.corpus.vectors.shape[1]} "
+                'finite values; search with mode="keyword".'
+            )
+        norm = float(np.linalg.norm(vec))
+        if norm == 0.0:
+            return None  # e.g. a hashing query of only stop-words: no vector evidence
+        return (vec / norm).astype(np.float32)
+
+    def _hybrid(
+        self, terms: Sequence[str], qvec: npt.NDArray[np.float32] | None, k: int, alpha: float
+    ) -> tuple[_Rows, _Scores]:
+        pool = max(k, HYBRID_CANDIDATES)
+        kw_rows, kw_scores = self.keyword_scores(terms) if terms else (_empty_rows(), _empty())
+        if qvec is None:
+            vec_all = None
+        else:
+            vec_all = self.vector_scores(qvec)
+        parts = [top_k(kw_rows, kw_scores, pool)[0]]
+        if vec_all is not None:
+            parts.append(_top_dense(vec_all, pool))
+        cand = np.unique(np.concatenate(parts))
+        if cand.shape[0] == 0:
+            return _empty_rows(), _empty()
+        fused = np.zeros(cand.shape[0], dtype=np.float64)
+        if kw_rows.shape[0]:
+            kw_max = float(kw_scores.max())
+            pos = np.searchsorted(kw_rows, cand)
+            pos_c = np.minimum(pos, kw_rows.shape[0] - 1)
+            found = kw_rows[pos_c] == cand
+            kw = np.where(found, kw_scores[pos_c], 0.0).astype(np.float64)
+            if kw_max > 0:
+                fused += (1.0 - alpha) * kw / kw_max
+        if vec_all is not None:
+            cos = np.maximum(vec_all[cand].astype(np.float64), 0.0)
+            vmax = float(cos.max())
+            if vmax > 0:
+                fused += alpha * cos / vmax
+        return cand.astype(np.int64), fused.astype(np.float32)
+
+
+def _top_dense(scores: _Scores, k: int) -> _Rows:
+    n = scores.shape[0]
+    if n <= k:
+        return np.arange(n, dtype=np.int64)
+    return np.argpartition(-scores, k - 1)[:k].astype(np.int64)
+
+
+def _empty() -> _Scores:
+    return np.zeros(0, dtype=np.float32)
+
+
+def _empty_rows() -> _Rows:
+    return np.zeros(0, dtype=np.int64)
+
+
+def _no_stage(name: str) -> None:
+    return None
+
+
+def _meta_str(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _make_filters(
+    source: str | None, heading: str | None, metadata: Mapping[str, Any] | None
+) -> _Filters:
+    if source is not None and (not isinstance(source, str) or not source):
+        raise QueryError(f"the source filter must be a non-empty glob or path prefix: {source!r}")
+    if heading is not None and (not isinstance(heading, str) or not heading):
+        raise QueryError(f"the heading filter must be a non-empty string, got {heading!r}")
+    items: tuple[tuple[str, str], ...] = ()
+    if metadata is not None:
+        if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
+            raise QueryError(
+                f"the metadata filter must map front-matter field names to values: {metadata!r}"
+            )
+        items = tuple(sorted((k, _meta_str(v)) for k, v in metadata.items()))
+    return _Filters(
+        source=source,
+        heading=heading,
+        metadata=dict(items) if items else None,
+        key=(source, items),
+    )
+
+
+def _url(template: str | None, source: str, anchor: str) -> str | None:
+    if not template:
+        return None
+    path = re.sub(r"\.(md|markdown|mdx)$", "", source, flags=re.IGNORECASE)
+    tpl = template if anchor else template.replace("#{anchor}", "")
+    try:
+        return tpl.format(source=source, path=path, anchor=anchor)
+    except (KeyError, IndexError, ValueError):
+        return None

@@ -1,0 +1,440 @@
+"""The versioned tokeniser shared by BM25 (pack and query time) and the hashing embedder.
+
+Contract: :func:`tokenize` is a pure function of its input text and :data:`TOKENIZER_VERSION`.
+The packer records the version in ``meta["bm25"]["tokenizer"]``; the runtime tokenises queries
+with the same function, so any change to the output for some input MUST bump the version.
+
+Pipeline (``scidx-tok-1``):
+
+1. Unicode NFKC, then ``str.casefold`` (``"Straße"`` → ``"strasse"``, full-width letters → ASCII).
+2. Split into runs of letters/digits/underscore (``\\w+``). Punctuation such as ``-``, ``.``,
+   ``/`` and ``'`` separates words, so ``--force`` → ``force`` and ``IL-6`` → ``il``, ``6``.
+3. A run containing ``_`` (``max_chunk_chars``) yields its parts *and* the whole identifier, so a
+   query for either the identifier or its words matches.
+4. English stop-words (:data:`STOP_WORDS`) are dropped; so are one-character letter tokens
+   (``"s"`` from ``"it's"``). Single digits stay, because "python 3" and "IL-6" need them.
+5. Every word is stemmed with the Snowball English ("Porter2") stemmer implemented below in pure
+   Python; identifiers containing ``_`` or digits are kept verbatim.
+
+The stemmer is the published Snowball English algorithm (including the R1 exceptions ``gener``,
+``commun``, ``arsen``, ``past``, ``univers``, ``later``, ``emerg``, ``organ``); stems are memoised
+because docs and queries repeat a small vocabulary.
+
+Example:
+    >>> tokenize("How do I configure CORS with kubectl --force?")
+    ['configur', 'cor', 'kubectl', 'forc']
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+__all__ = [
+    "STOP_WORDS",
+    "TOKENIZER_VERSION",
+    "embedding_text",
+    "normalize",
+    "stem",
+    "tokenize",
+    "words",
+]
+
+TOKENIZER_VERSION = "scidx-tok-1"
+
+# A compact English stop list: function words (articles, pronouns, auxiliaries, prepositions,
+# conjunctions) and question scaffolding ("how do i ..."), but not negations or words that carry
+# meaning in technical docs ("not", "no", "all", "new", "first", "only", "up", "down", "off").
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against am an and any are as at be because been before being below
+    between both but by can could did do does doing during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me
+    more most my myself nor of on once or other our ours ourselves over own same she should so
+    some such than that the their theirs them themselves then there these they this those through
+    to too under until very was we were what when where which while who whom why will with would
+    you your yours yourself yourselves
+    """.split()
+)
+
+_WORD_RE = re.compile(r"\w+")
+
+
+def normalize(text: str) -> str:
+    """Return ``text`` after Unicode NFKC normalisation and case folding."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+# ---------------------------------------------------------------------------------------------
+# Snowball English (Porter2) stemmer. Follows https://snowballstem.org/algorithms/english/
+# stemmer.html step by step; the helpers work on plain str with "Y" marking a consonant y.
+# ---------------------------------------------------------------------------------------------
+
+_VOWELS = frozenset("aeiouy")
+_DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
+_LI_ENDING = frozenset("cdeghkmnrt")
+_R1_PREFIXES = (
+    "gener",
+    "commun",
+    "arsen",
+    "past",
+    "univers",
+    "later",
+    "emerg",
+    "organ",
+    "inter",
+)
+
+_EXCEPTIONS1 = {
+    "skis": "ski",
+    "skies": "sky",
+    "dying": "die",
+    "lying": "lie",
+    "tying": "tie",
+    "idly": "idl",
+    "gently": "gentl",
+    "ugly": "ugli",
+    "early": "earli",
+    "only": "onli",
+    "singly": "singl",
+    "sky": "sky",
+    "news": "news",
+    "howe": "howe",
+    "atlas": "atlas",
+    "cosmos": "cosmos",
+    "bias": "bias",
+    "andes": "andes",
+}
+_EXCEPTIONS2 = frozenset(
+    (
+        "inning",
+        "outing",
+        "canning",
+        "herring",
+        "earring",
+        "proceed",
+        "exceed",
+        "succeed",
+        "evening",
+    )
+)
+
+_STEP1B = ("eedly", "ingly", "edly", "eed", "ing", "ed")
+_STEP2 = (
+    ("ization", "ize"),
+    ("ational", "ate"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("iveness", "ive"),
+    ("tional", "tion"),
+    ("biliti", "ble"),
+    ("lessli", "less"),
+    ("entli", "ent"),
+    ("ogist", "og"),
+    ("ation", "ate"),
+    ("alism", "al"),
+    ("aliti", "al"),
+    ("ousli", "ous"),
+    ("iviti", "ive"),
+    ("fulli", "ful"),
+    ("enci", "ence"),
+    ("anci", "ance"),
+    ("abli", "able"),
+    ("izer", "ize"),
+    ("ator", "ate"),
+    ("alli", "al"),
+    ("bli", "ble"),
+    ("ogi", "og"),
+    ("li", ""),
+)
+_STEP3 = (
+    ("ational", "ate"),
+    ("tional", "tion"),
+    ("alize", "al"),
+    ("icate", "ic"),
+    ("iciti", "ic"),
+    ("ative", ""),
+    ("ical", "ic"),
+    ("ness", ""),
+    ("ful", ""),
+)
+_STEP4 = (
+    "ement",
+    "ance",
+    "ence",
+    "able",
+    "ible",
+    "ment",
+    "ant",
+    "ent",
+    "ism",
+    "ate",
+    "iti",
+    "ous",
+    "ive",
+    "ize",
+    "ion",
+    "al",
+    "er",
+    "ic",
+)
+
+
+def _is_vowel(ch: str) -> bool:
+    return ch in _VOWELS
+
+
+def _region_after(word: str, start: int) -> int:
+    """Index after the first non-vowel that follows a vowel, searching from ``start``."""
+    for i in range(start + 1, len(word)):
+        if not _is_vowel(word[i]) and _is_vowel(word[i - 1]):
+            return i + 1
+    return len(word)
+
+
+def _short_syllable_at_end(word: str) -> bool:
+    n = len(word)
+    if n >= 3:
+        a, b, c = word[-3], word[-2], word[-1]
+        return (not _is_vowel(a)) and _is_vowel(b) and not _is_vowel(c) and c not in "wxY"
+    if n == 2:
+        return _is_vowel(word[0]) and not _is_vowel(word[1])
+    return False
+
+
+def _is_short(word: str, r1: int) -> bool:
+    return r1 >= len(word) and _short_syllable_at_end(word)
+
+
+def _has_vowel(part: str) -> bool:
+    return any(ch in _VOWELS for ch in part)
+
+
+def _porter2(word: str) -> str:  # noqa: C901 - one function per published algorithm
+    if len(word) <= 2:
+        return word
+    if word in _EXCEPTIONS1:
+        return _EXCEPTIONS1[word]
+    if word[0] == "'":
+        word = word[1:]
+    # Mark consonant y as "Y" (initial y, or y after a vowel).
+    if word.startswith("y"):
+        word = "Y" + word[1:]
+    if "y" in word:
+        chars = list(word)
+        for i in range(1, len(chars)):
+            if chars[i] == "y" and chars[i - 1] in _VOWELS:
+                chars[i] = "Y"
+        word = "".join(chars)
+
+    r1 = len(word)
+    for prefix in _R1_PREFIXES:
+        if word.startswith(prefix):
+            r1 = len(prefix)
+            break
+    else:
+        r1 = _region_after(word, 0)
+    r2 = _region_after(word, r1) if r1 < len(word) else len(word)
+
+    # Step 0: possessive apostrophes.
+    for suffix in ("'s'", "'s", "'"):
+        if word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+
+    # Step 1a.
+    if word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("ied") or word.endswith("ies"):
+        word = word[:-2] if len(word) > 4 else word[:-1]
+    elif word.endswith("us") or word.endswith("ss"):
+        pass
+    elif word.endswith("s"):
+        if _has_vowel(word[:-2]):
+            word = word[:-1]
+
+    if word in _EXCEPTIONS2:
+        return word
+
+    # Step 1b.
+    for suffix in _STEP1B:
+        if word.endswith(suffix):
+            stem_ = word[: -len(suffix)]
+            if suffix in ("eed", "eedly"):
+                if len(word) - len(suffix) >= r1:
+                    word = stem_ + "ee"
+            elif _has_vowel(stem_):
+                word = stem_
+                if word.endswith(("at", "bl", "iz")):
+                    word += "e"
+                elif word.endswith(_DOUBLES) and not (len(word) == 3 and word[0] in _VOWELS):
+                    # Snowball 3: "added" → "add", not "ad" (vowel + double stays).
+                    word = word[:-1]
+                elif _is_short(word, r1):
+                    word += "e"
+            break
+
+    # Step 1c: y/Y → i after a non-vowel that is not the first letter.
+    if len(word) > 2 and word[-1] in "yY" and not _is_vowel(word[-2]):
+        word = word[:-1] + "i"
+
+    # Step 2.
+    for suffix, repl in _STEP2:
+        if word.endswith(suffix):
+            if len(word) - len(suffix) >= r1:
+                if suffix == "ogi":
+                    if word[-4:-3] == "l":
+                        word = word[:-3] + repl
+                elif suffix == "li":
+                    if word[-3:-2] in _LI_ENDING and len(word) >= 3:
+                        word = word[:-2]
+                else:
+                    word = word[: -len(suffix)] + repl
+            break
+
+    # Step 3.
+    for suffix, repl in _STEP3:
+        if word.endswith(suffix):
+            if len(word) - len(suffix) >= r1:
+                if suffix == "ative":
+                    if len(word) - len(suffix) >= r2:
+                        word = word[:-5]
+                else:
+                    word = word[: -len(suffix)] + repl
+            break
+
+    # Step 4.
+    for suffix in _STEP4:
+        if word.endswith(suffix):
+            if len(word) - len(suffix) >= r2:
+                if suffix == "ion":
+                    if word[-4:-3] in ("s", "t") and len(word) >= 4:
+                        word = word[:-3]
+                else:
+                    word = word[: -len(suffix)]
+            break
+
+    # Step 5.
+    if word.endswith("e"):
+        pos = len(word) - 1
+        if pos >= r2 or (pos >= r1 and not _short_syllable_at_end(word[:-1])):
+            word = word[:-1]
+    elif word.endswith("l"):
+        if len(word) - 1 >= r2 and word[-2:-1] == "l":
+            word = word[:-1]
+
+    return word.replace("Y", "y")
+
+
+_STEM_CACHE: dict[str, str] = {}
+# The cache is bounded so a long-running server fed adversarial queries cannot grow it forever;
+# a docs corpus has far fewer distinct words than this.
+_STEM_CACHE_MAX = 500_000
+
+
+def stem(word: str) -> str:
+    """Return the Snowball English stem of a lower-case ``word`` (memoised)."""
+    cached = _STEM_CACHE.get(word)
+    if cached is not None:
+        return cached
+    result = _porter2(word)
+    if len(_STEM_CACHE) >= _STEM_CACHE_MAX:
+        _STEM_CACHE.clear()
+    _STEM_CACHE[word] = result
+    return result
+
+
+def _term(word: str) -> str | None:
+    """Map one ``\\w+`` run (without ``_``) to its term, or ``None`` when it is dropped."""
+    if word in STOP_WORDS:
+        return None
+    if len(word) == 1 and not word.isdigit():
+        return None
+    if word.isascii() and word.isalpha():
+        return stem(word)
+    # Digits or non-ASCII scripts: stemming English suffixes off "covid19" or "straße" is wrong.
+    return word
+
+
+# Whole-run memo: most of a corpus is a few thousand distinct words, so the per-word work (stop
+# check, length, stemming) runs once per distinct word. A run maps to its single term, to "" when
+# it is dropped, or (runs with "_", see _MULTI) to several terms joined by a space.
+_RUN_CACHE: dict[str, str] = {}
+_MULTI: set[str] = set()
+
+
+def _terms_of(run: str) -> str:
+    if "_" in run:
+        parts = [p for p in run.split("_") if p]
+        out = [t for t in map(_term, parts) if t is not None]
+        if len(parts) > 1:
+            out.append("_".join(parts))
+        result = " ".join(out)
+        if len(out) > 1:
+            _MULTI.add(run)
+    else:
+        result = _term(run) or ""
+    if len(_RUN_CACHE) >= _STEM_CACHE_MAX:
+        _RUN_CACHE.clear()
+        _MULTI.clear()
+        if " " in result:
+            _MULTI.add(run)
+    _RUN_CACHE[run] = result
+    return result
+
+
+def words(text: str) -> list[str]:
+    """Return the normalised ``\\w+`` runs of ``text`` (before stop-words and stemming)."""
+    return _WORD_RE.findall(normalize(text))
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokenise ``text`` into BM25 / hashing terms (see the module docstring).
+
+    Args:
+        text: Any text (Markdown is fine: its punctuation separates words).
+
+    Returns:
+        The terms in text order; repeated terms repeat. Empty for text without content words.
+    """
+    runs = _WORD_RE.findall(normalize(text))
+    # map/filter keep the per-token loop in C; this function dominates pack time.
+    found = list(map(_RUN_CACHE.get, runs))
+    terms: list[str]
+    if None in found:
+        terms = [t if t is not None else _terms_of(r) for t, r in zip(found, runs, strict=True)]
+    else:
+        terms = found  # type: ignore[assignment]  # no None left
+    if _MULTI and not _MULTI.isdisjoint(runs):
+        out: list[str] = []
+        for t in terms:
+            if " " in t:
+                out.extend(t.split(" "))
+            elif t:
+                out.append(t)
+        return out
+    return list(filter(None, terms))
+
+
+def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:
+    """Build the text an embedder sees for one chunk: title and headings, a blank line, the body.
+
+    The title is not repeated when the first heading equals it (an H1 that is the title).
+
+    Args:
+        title: The document title ("" if none).
+        heading_path: Ancestor headings of the chunk, outermost first.
+        text: The chunk body.
+
+    Returns:
+        ``"\\n".join([title, *headings]) + "\\n\\n" + text`` with empty parts left out.
+    """
+    heads = [h for h in heading_path if h]
+    if title and heads and heads[0] == title:
+        heads = heads[1:]
+    head_lines = [title, *heads] if title else heads
+    head = "\n".join(head_lines)
+    if not head:
+        return text
+    return head + "\n\n" + text
