@@ -44,6 +44,11 @@ def fake_vector(text: str, dimensions: int, native: int = 1536) -> np.ndarray:
     return full[:dimensions]
 
 
+def _drop_last(array_json: str) -> str:
+    """Remove the last element of a JSON array of numbers (``[a, b, c]`` -> ``[a, b]``)."""
+    return array_json[: array_json.rindex(",")] + "]"
+
+
 @dataclass
 class Behaviour:
     """What the server does with one request.
@@ -130,6 +135,7 @@ class FakeOpenAIServer:
         self.expected_key = expected_key
         self.on_request = on_request
         self._state = _State()
+        self._fragments: dict[tuple[str, int], str] = {}
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._thread: threading.Thread | None = None
 
@@ -267,27 +273,41 @@ class FakeOpenAIServer:
             return 200, headers, b'{"object": "list", "data": [{"embedding": [0.1, '
 
         dims = request.dimensions or self.native_dimensions
-        data: list[dict[str, Any]] = []
+        items: list[tuple[int, str]] = []
         for i, text in enumerate(inputs):
-            vector = fake_vector(text, dims, self.native_dimensions).tolist()
-            vector.extend([0.5] * behaviour.extra_dims)
-            data.append({"object": "embedding", "index": i, "embedding": vector})
-        if behaviour.nan and data:
-            data[0]["embedding"][0] = float("nan")
-        if behaviour.drop_item and data:
-            data.pop()
-        if behaviour.duplicate_index and len(data) > 1:
-            data[-1]["index"] = data[0]["index"]
+            encoded = self._vector_json(text, dims)
+            if behaviour.extra_dims:
+                encoded = encoded[:-1] + ", 0.5" * behaviour.extra_dims + "]"
+            items.append((i, encoded))
+        if behaviour.nan and items:
+            # The non-standard ``NaN`` literal, as a misbehaving server would send it.
+            items[0] = (0, _drop_last("[NaN, " + items[0][1][1:]))
+        if behaviour.drop_item and items:
+            items.pop()
+        if behaviour.duplicate_index and len(items) > 1:
+            items[-1] = (items[0][0], items[-1][1])
         if behaviour.shuffle:
-            random.Random(number).shuffle(data)
-        body = {
-            "object": "list",
-            "data": data,
-            "model": request.model,
-            "usage": {"prompt_tokens": 0, "total_tokens": 0},
-        }
-        # allow_nan: the NaN fault must reach the client as the non-standard ``NaN`` literal.
-        return 200, headers, json.dumps(body, allow_nan=True).encode()
+            random.Random(number).shuffle(items)
+        # Built by hand from cached fragments: json.dumps of every float would make this
+        # in-process server, not the client under test, the bottleneck of the benchmark.
+        data = ", ".join(
+            f'{{"object": "embedding", "index": {i}, "embedding": {e}}}' for i, e in items
+        )
+        model = json.dumps(request.model)
+        body = (
+            f'{{"object": "list", "data": [{data}], "model": {model}, '
+            '"usage": {"prompt_tokens": 0, "total_tokens": 0}}'
+        )
+        return 200, headers, body.encode()
+
+    def _vector_json(self, text: str, dims: int) -> str:
+        key = (text, dims)
+        encoded = self._fragments.get(key)
+        if encoded is None:
+            encoded = json.dumps(fake_vector(text, dims, self.native_dimensions).tolist())
+            if len(self._fragments) < 200_000:
+                self._fragments[key] = encoded
+        return encoded
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -315,6 +335,36 @@ class FakeOpenAIServer:
                     server._leave()
                 self._send(status, headers, body)
 
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
+                # Counters for a server running in another process (the benchmark's).
+                if not self.path.rstrip("/").endswith("/stats"):
+                    self._send(404, {}, b'{"error": {"message": "not found"}}')
+                    return
+                stats = {
+                    "requests": server.request_count,
+                    "inputs": server.input_count,
+                    "max_in_flight": server.max_in_flight,
+                }
+                self._send(200, {}, json.dumps(stats).encode())
+
+            def do_PUT(self) -> None:  # noqa: N802 - the stdlib's naming
+                # Change ``latency``/``shuffle`` of a server running in another process.
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.path.rstrip("/").endswith("/settings"):
+                    self._send(404, {}, b'{"error": {"message": "not found"}}')
+                    return
+                settings = json.loads(raw or b"{}")
+                server.latency = float(settings.get("latency", server.latency))
+                server.shuffle = bool(settings.get("shuffle", server.shuffle))
+                self._send(200, {}, b"{}")
+
+            def do_DELETE(self) -> None:  # noqa: N802 - the stdlib's naming
+                if not self.path.rstrip("/").endswith("/stats"):
+                    self._send(404, {}, b'{"error": {"message": "not found"}}')
+                    return
+                server.reset()
+                self._send(200, {}, b"{}")
+
             def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
                 try:
                     self.send_response(status)
@@ -332,3 +382,27 @@ class FakeOpenAIServer:
                 """Stay quiet: test output is for the tests."""
 
         return Handler
+
+
+def main() -> None:
+    """Serve in the foreground until stdin closes (the benchmark runs it as a child process).
+
+    The first line printed is the base URL. ``GET /stats`` returns the counters,
+    ``DELETE /stats`` resets them and ``PUT /settings`` with ``{"latency": s, "shuffle": b}``
+    changes how later requests are answered.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="Fake OpenAI embeddings server on 127.0.0.1")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
+    parser.add_argument("--shuffle", action="store_true", help="shuffle response items")
+    args = parser.parse_args()
+    with FakeOpenAIServer(latency=args.latency, shuffle=args.shuffle) as server:
+        sys.stdout.write(server.base_url + "\n")
+        sys.stdout.flush()
+        sys.stdin.read()  # returns when the parent closes our stdin or exits
+
+
+if __name__ == "__main__":
+    main()

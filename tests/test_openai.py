@@ -502,6 +502,7 @@ def test_from_config(server: FakeOpenAIServer, key: str) -> None:
         timeout=7.5,
     )
     emb = from_config(config)
+    assert repr(OpenAIEmbedder.from_config(config)) == repr(emb)
     assert (emb.model_id, emb.dimensions, emb.batch_size, emb.concurrency, emb.timeout) == (
         "text-embedding-3-large",
         256,
@@ -597,3 +598,12 @@ def test_fully_cached_needs_no_key_and_no_request(
         again = CachedEmbedder(make(server), cache).embed(TEXTS)
     assert server.request_count == 0
     assert again.tobytes() == warm.tobytes()
+
+
+def test_close_and_reopen(server: FakeOpenAIServer, key: str) -> None:
+    with make(server) as emb:
+        emb.embed(["a"])
+    emb.close()  # idempotent
+    emb.embed(["b"])  # a new pool is opened on demand
+    emb.close()
+    assert server.request_count == 2

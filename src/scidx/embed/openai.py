@@ -212,7 +212,9 @@ class OpenAIEmbedder(Embedder):
         backoff_base: First backoff ceiling in seconds; doubles each retry (full jitter).
         backoff_max: Largest backoff ceiling in seconds.
         max_retry_after: Cap on a server's ``Retry-After``, in seconds.
-        on_warning: Called with each warning message (truncation), in addition to ``logging``.
+        on_warning: Called with each warning message (truncation), in addition to ``logging``;
+            usually from the calling thread, but from a worker thread for the rare resend
+            after a server-side token-limit rejection.
         query_cache_size: How many query vectors :meth:`embed_query` keeps in memory.
 
     Raises:
@@ -314,6 +316,11 @@ class OpenAIEmbedder(Embedder):
         self._query_cache_size = query_cache_size
         self._query_lock = threading.Lock()
 
+    @classmethod
+    def from_config(cls, config: object, **options: Any) -> OpenAIEmbedder:
+        """Same as the module-level :func:`from_config`."""
+        return from_config(config, **options)
+
     def __repr__(self) -> str:
         return (
             f"OpenAIEmbedder(model={self.model_id!r}, dimensions={self.dimensions}, "
@@ -371,6 +378,19 @@ class OpenAIEmbedder(Embedder):
                 )
                 self._key = _Secret(key)
             return self._client
+
+    def close(self) -> None:
+        """Close the HTTP connection pool (idempotent); a later request opens a new one."""
+        with self._client_lock:
+            client, self._client, self._key = self._client, None, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> OpenAIEmbedder:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def _scrub(self, text: str) -> str:
         """Remove the API key (and anything key-shaped) from text we are about to repeat."""
