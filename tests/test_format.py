@@ -306,6 +306,13 @@ def test_writer_rejects_bad_arrays(arrays: Any, exc: type[Exception], message: s
     assert str(info.value).startswith(message)
 
 
+def test_writer_fails_before_writing_anything() -> None:
+    out = io.BytesIO()
+    with pytest.raises(ValueError):
+        fmt.write_index(out, {"a": np.zeros(1, "<f8")}, {}, built_utc=EPOCH, generator="g")
+    assert out.getvalue() == b""
+
+
 def test_writer_rejects_bad_stamps_and_huge_headers() -> None:
     with pytest.raises(ValueError, match="built_utc '2024-01-01' is not of the form"):
         encode({}, built_utc="2024-01-01")
@@ -734,10 +741,15 @@ RAW_HEADERS = {
     "incomplete": (b"\x85\xa6form", "the header is not valid msgpack"),
     "bad utf-8": (b"\x81\xa2\xff\xfe\x01", "the header is not valid msgpack (UnicodeDecodeError"),
     "int key": (b"\x81\x01\x01", "the header is not valid msgpack (ValueError"),
-    "bin key": (b"\x81\xc4\x01k\x01", "header has a non-str map key"),
+    "bin key": (b"\x81\xc4\x01k\x01", "the header has a non-str map key"),
+    "nested bin key": (b"\x81\xa4meta\x81\xc4\x01k\x01", "header `meta` contains a non-str map"),
+    "nested timestamp": (
+        b"\x81\xa4meta\x91\xd6\xff\x00\x00\x00\x00",
+        "header `meta` contains a msgpack Timestamp value",
+    ),
     "ext type": (b"\xd4\x05\x00", "the header is not valid: msgpack extension type 5 is not"),
-    "timestamp": (b"\xd6\xff\x00\x00\x00\x00", "header is a msgpack Timestamp; the header holds"),
-    "bin": (b"\x81\xa4meta\x81\xa1k\xc4\x01x", "header.meta.k is a msgpack bytes; the header"),
+    "timestamp": (b"\xd6\xff\x00\x00\x00\x00", "the header is a msgpack Timestamp, not a map"),
+    "bin": (b"\x81\xa4meta\x81\xa1k\xc4\x01x", "header `meta` contains a msgpack bytes value; the"),
     "not a map": (b"\x91\x80", "the header is a msgpack list, not a map"),
     "duplicate key": (b"\x82\xa1a\x01\xa1a\x02", "the header is not valid: a map has duplicate"),
     "huge list": (b"\xdd\x00\x10\x00\x01" + b"\xc0" * 20, "the header is not valid msgpack"),

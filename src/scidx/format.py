@@ -93,7 +93,7 @@ SIMD load and every whitelisted dtype's alignment once mmapped at a page boundar
 
 MAX_HEADER_BYTES = 1 << 20
 """Largest header a reader accepts (1 MiB). A real header is a few KiB; the cap bounds the memory a
-hostile header can make the msgpack decoder allocate (at most ~12x its size in Python objects)."""
+hostile header can make the msgpack decoder allocate (a small multiple of the cap)."""
 
 # magic, major, minor, flags, header length.
 _PREAMBLE = struct.Struct("<8sHHIQ")
@@ -291,8 +291,9 @@ def encode_index(
 ) -> Iterator[bytes]:
     """Encode a complete ``.scidx`` file as a stream of byte chunks.
 
-    The header needs every checksum, so the arrays are hashed once up front; their bytes are then
-    streamed in bounded chunks, so encoding never holds a second copy of a large index.
+    The header needs every checksum, so the arrays are validated and hashed once, when the first
+    chunk is requested (before anything is yielded); their bytes are then streamed in bounded
+    chunks, so encoding never holds a second copy of a large index.
 
     Args:
         arrays: Named arrays; names match ``[A-Za-z0-9_][A-Za-z0-9._-]{0,127}``, dtypes are in
@@ -386,8 +387,9 @@ def write_index(
 ) -> int:
     """Write a complete ``.scidx`` file to ``fileobj`` (see :func:`encode_index`).
 
-    The caller owns atomicity (temp file + fsync + ``os.replace``) and error wrapping; ``OSError``
-    from ``fileobj.write`` propagates unchanged.
+    Invalid input raises before the first byte is written. The caller owns atomicity (temp file +
+    fsync + ``os.replace``) and error wrapping; ``OSError`` from ``fileobj.write`` propagates
+    unchanged.
 
     Args:
         fileobj: A binary file opened for writing, positioned where the index starts.
@@ -584,22 +586,29 @@ _PLAIN_SCALARS = (type(None), bool, int, float, str)
 def _check_plain_types(raw: Any, source: str) -> None:
     # The header holds only JSON-compatible values at every version (so `inspect --json` always
     # works); bin and ext (e.g. the msgpack Timestamp) are rejected. Iterative, because msgpack
-    # allows 1024 levels of nesting and Python's recursion limit is lower.
-    stack = [(raw, "header")]
-    while stack:
-        value, path = stack.pop()
-        if isinstance(value, dict):
-            stack.extend((v, f"{path}.{k}") for k, v in value.items() if isinstance(k, str))
-            if not all(isinstance(k, str) for k in value):
-                raise _corrupt(source, f"{path} has a non-str map key")
-        elif isinstance(value, list):
-            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
-        elif not isinstance(value, _PLAIN_SCALARS):
-            raise _corrupt(
-                source,
-                f"{path} is a msgpack {type(value).__name__}; the header holds only nil, bool, "
-                "int, float, str, array and str-keyed map values",
-            )
+    # allows 1024 levels of nesting and Python's recursion limit is lower; errors name only the
+    # top-level key, because building a path per element would let a deep, wide header make
+    # this walk allocate far more than the header itself.
+    if not isinstance(raw, dict):
+        return  # _check_header_map reports it
+    for top, root in raw.items():
+        stack = [root]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, dict):
+                if not all(isinstance(k, str) for k in value):
+                    raise _corrupt(source, f"header `{top}` contains a non-str map key")
+                stack.extend(value.values())
+            elif isinstance(value, list):
+                stack.extend(value)
+            elif not isinstance(value, _PLAIN_SCALARS):
+                raise _corrupt(
+                    source,
+                    f"header `{top}` contains a msgpack {type(value).__name__} value; the header "
+                    "holds only nil, bool, int, float, str, array and str-keyed map values",
+                )
+    if not all(isinstance(k, str) for k in raw):
+        raise _corrupt(source, "the header has a non-str map key")
 
 
 def _is_int(value: object) -> bool:
