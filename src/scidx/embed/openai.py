@@ -268,8 +268,8 @@ class OpenAIEmbedder(Embedder):
             )
         if info is not None and not shortening and dimensions != info.native_dimensions:
             raise ConfigError(
-                f'{model} cannot shorten its vectors; remove "dimensions" or set it to '
-                f"{info.native_dimensions} (text-embedding-3-* models support shortening)"
+                f'{model} cannot shorten its vectors; set "dimensions": {info.native_dimensions} '
+                "(only text-embedding-3-* models support shortening)"
             )
         for name, value, low in (
             ("batch_size", batch_size, 1),
