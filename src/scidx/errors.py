@@ -6,9 +6,9 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     ScidxError
     ├── ConfigError                      exit 1  bad staticcorpus.json / arguments
     ├── InputError (ConfigError)         exit 1  an input Markdown file or record is unusable
-    ├── ChunkError (InputError)          exit 1  a chunk record is invalid (blank/duplicate id, no text)
+    ├── ChunkError (InputError)          exit 1  a chunk record is invalid
     ├── EmbeddingError                   exit 2  the embedding provider failed
-    │   ├── MissingAPIKeyError           exit 2  a provider needs a key that is not in the environment
+    │   ├── MissingAPIKeyError           exit 2  the provider's API key is not set
     │   └── ProviderError                exit 2  the provider answered badly or not at all
     ├── OutputError                      exit 3  the index or its sidecar could not be written
     ├── IndexFormatError                 exit 4  an index file is not a valid .scidx

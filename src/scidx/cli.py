@@ -1,0 +1,280 @@
+"""Command-line interface: ``toolup-rag`` (also ``scidx`` and ``python -m scidx``).
+
+Each command parses its arguments, calls one library function and renders the result. Library
+errors (:class:`~scidx.errors.ScidxError`) are caught only here, printed as one line on stderr and
+mapped to the documented exit codes:
+
+====  =====================================================
+0     success (for ``pack-docs``: written, or already up to date)
+1     invalid config, arguments or input file
+2     embedding provider failed
+3     the index or its sidecar could not be written
+4     an index file is corrupt, truncated or not a .scidx
+5     invalid query
+====  =====================================================
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from scidx import __version__
+from scidx.errors import ScidxError
+
+# Locals may hold an API key: never print them in tracebacks.
+app = typer.Typer(
+    name="toolup-rag",
+    help="Pack Markdown docs into one .scidx index, then search it offline.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+
+
+_USAGE_EXIT = 2  # what typer uses for a bad option; it means "provider failed" for us
+
+
+class _State:
+    failed_on_purpose = False
+
+
+def _fail(exc: ScidxError) -> NoReturn:
+    typer.echo(f"error: {exc}", err=True)
+    _State.failed_on_purpose = True
+    raise typer.Exit(exc.exit_code)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"scidx {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version_callback, is_eager=True, help="Show version."),
+    ] = False,
+) -> None:
+    """Pack Markdown docs into one .scidx index, then search it offline."""
+
+
+class _PlainProgress:
+    """One line per finished stage, for logs (stderr is not a terminal)."""
+
+    def __init__(self) -> None:
+        self._last: str | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if done == total and total > 0 and stage != self._last:
+            self._last = stage
+            typer.echo(f"{stage}: {done}/{total}", err=True)
+
+    def close(self) -> None:
+        return None
+
+
+class _RichProgress:
+    """Live progress bars on a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description:<8}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._tasks: dict[str, Any] = {}
+        self._progress.start()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self._tasks:
+            self._tasks[stage] = self._progress.add_task(stage, total=max(total, 1))
+        self._progress.update(self._tasks[stage], completed=done, total=max(total, 1))
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+@app.command("pack-docs")
+def pack_docs_command(
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="Path of the staticcorpus.json config.")
+    ] = Path("staticcorpus.json"),
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if up to date.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Bypass the embedding disk cache.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as one JSON object.")
+    ] = False,
+) -> None:
+    """Pack the Markdown files selected by a config into one .scidx index.
+
+    Exit codes: 0 written or up to date, 1 config/input invalid, 2 embedding provider
+    failed, 3 output could not be written.
+    """
+    from scidx.pack import pack_docs
+
+    reporter: _PlainProgress | _RichProgress | None = None
+    if not quiet and not as_json:
+        reporter = _RichProgress() if sys.stderr.isatty() else _PlainProgress()
+    try:
+        result = pack_docs(config, force=force, use_cache=not no_cache, progress=reporter)
+    except ScidxError as exc:
+        if reporter is not None:
+            reporter.close()
+        _fail(exc)
+    if reporter is not None:
+        reporter.close()
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), sort_keys=True))
+    elif not quiet:
+        if result.up_to_date:
+            typer.echo(
+                f"{result.output} is up to date ({result.files} files, {result.chunks} chunks); "
+                "use --force to rebuild"
+            )
+        else:
+            typer.echo(
+                f"packed {result.files} files into {result.chunks} chunks → {result.output} "
+                f"({_human_bytes(result.output_bytes)}; {result.embedded} embedded, "
+                f"{result.cache_hits} cache hits; {result.seconds:.2f} s)"
+            )
+
+
+@app.command("search")
+def search_command(
+    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
+    query: Annotated[str, typer.Argument(help="The search query.")],
+    k: Annotated[int, typer.Option("-k", "--k", help="Number of hits.")] = 5,
+    mode: Annotated[
+        str, typer.Option("--mode", "-m", help="keyword, vector or hybrid.")
+    ] = "hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as a JSON array.")] = False,
+) -> None:
+    """Search an index and print the best hits."""
+    from scidx.load import load
+
+    try:
+        with load(index) as idx:
+            hits = idx.search(query, k=k, mode=mode)
+            rows = [hit.to_dict() for hit in hits]
+    except ScidxError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=1))
+        return
+    if not rows:
+        typer.echo("no results", err=True)
+        return
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_lines=True)
+        table.add_column("score", justify="right")
+        table.add_column("section")
+        table.add_column("link")
+        table.add_column("snippet")
+        for row in rows:
+            table.add_row(
+                f"{row['score']:.3f}",
+                " > ".join(row["headingPath"]) or row["title"],
+                row.get("url") or f"{row['source']}#{row['anchor']}",
+                row["snippet"],
+            )
+        Console().print(table)
+    else:
+        for row in rows:
+            link = row.get("url") or f"{row['source']}#{row['anchor']}"
+            heading = " > ".join(row["headingPath"]) or row["title"]
+            typer.echo(f"{row['score']:.4f}  {link}  {heading}\n    {row['snippet']}")
+
+
+@app.command("inspect")
+def inspect_command(
+    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Also check every checksum and table.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as one JSON object.")] = False,
+) -> None:
+    """Describe an index: format, packer, provider, counts, sections. Reads only the header."""
+    from scidx.format import read_header_file
+
+    try:
+        header = read_header_file(index)
+        if verify:
+            from scidx.load import load
+
+            with load(index, verify=True):
+                pass
+    except ScidxError as exc:
+        _fail(exc)
+    meta = header.meta
+    info = {
+        "file": str(index),
+        "format": f"{header.version[0]}.{header.version[1]}",
+        "generator": header.generator,
+        "builtUtc": header.built_utc,
+        "packer": meta.get("packer"),
+        "provider": meta.get("provider"),
+        "chunking": meta.get("chunking"),
+        "counts": meta.get("counts"),
+        "urlTemplate": meta.get("urlTemplate"),
+        "sections": {name: a.nbytes for name, a in sorted(header.arrays.items())},
+        "verified": verify,
+    }
+    if as_json:
+        typer.echo(json.dumps(info, sort_keys=True, indent=1))
+        return
+    provider = info["provider"] or {}
+    typer.echo(
+        f"{index}: scidx format {info['format']}, {info['generator']}, built {info['builtUtc']}"
+    )
+    if isinstance(provider, dict):
+        typer.echo(
+            f"provider: {provider.get('provider')} / {provider.get('model')} / "
+            f"{provider.get('dimensions')} dims"
+        )
+    counts = info["counts"] or {}
+    if isinstance(counts, dict):
+        typer.echo("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    sections: dict[str, int] = info["sections"]  # type: ignore[assignment]
+    for name, nbytes in sections.items():
+        typer.echo(f"  {name:<24} {_human_bytes(nbytes):>12}")
+    if verify:
+        typer.echo("all checksums OK")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; usage errors exit 1 (typer's 2 means "provider failed" in scidx)."""
+    _State.failed_on_purpose = False
+    try:
+        app(args=argv, prog_name="toolup-rag")
+    except SystemExit as exc:
+        code = exc.code
+        if code == _USAGE_EXIT and not _State.failed_on_purpose:
+            code = 1
+        sys.exit(code)

@@ -1,0 +1,735 @@
+"""Pack stage: Markdown folder (or chunk records) → one deterministic ``.scidx`` file.
+
+Contract:
+
+* Inputs are the files selected by the config's globs (or caller-supplied records). Output is one
+  index file written atomically (temp file in the same folder, fsync, rename) plus an
+  ``<output>.inputs`` sidecar that records content hashes of everything that went in.
+* Same inputs give byte-identical output, independent of file-system order, the checkout's
+  absolute path, ``PYTHONHASHSEED``, locale, time zone and thread count. ``builtUtc`` comes from
+  ``SOURCE_DATE_EPOCH`` (default 0).
+* An unchanged re-pack (same sidecar hash, intact output) writes nothing.
+* Every record is validated before anything is embedded or written: a failed pack never replaces
+  a good index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+import numpy as np
+import xxhash
+
+from scidx import __version__
+from scidx.bm25 import build_arrays
+from scidx.chunk import CHUNKER_VERSION, Chunk, chunk_markdown
+from scidx.config import Config, InputFile, collect_inputs, load_config
+from scidx.embed.base import Embedder
+from scidx.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
+from scidx.embed.hashing import HashingEmbedder, embedding_text
+from scidx.errors import ChunkError, ConfigError, InputError, OutputError
+from scidx.format import encode_strings, write_index
+
+__all__ = [
+    "PACKER_VERSION",
+    "BM25_B",
+    "BM25_HEADING_WEIGHT",
+    "BM25_K1",
+    "PackResult",
+    "Progress",
+    "Record",
+    "build_index_arrays",
+    "make_embedder",
+    "pack_docs",
+    "pack_records",
+]
+
+#: Bumped whenever the same inputs would produce different bytes.
+PACKER_VERSION = "scidx-pack-1"
+SIDECAR_VERSION = 1
+GENERATOR = f"scidx {__version__}"
+
+# BM25 parameters chosen by measurement on SciFact train (see benchmarks/bench_scifact.py).
+BM25_K1 = 1.2
+BM25_B = 0.75
+BM25_HEADING_WEIGHT = 2.0
+
+#: ``progress(stage, done, total)``; stages: read, chunk, embed, index, write.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One chunk to index, for producers other than the chunker (BEIR corpus, custom splitter).
+
+    Only ``id`` and ``text`` are required. A record without ``source`` is its own source
+    (``source = id``), so its title is kept per record.
+    """
+
+    id: str
+    text: str
+    title: str = ""
+    source: str = ""
+    anchor: str = ""
+    heading_path: tuple[str, ...] = ()
+    ordinal: int = 0
+    span: tuple[int, int, int, int] = (0, 0, 0, 0)
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_chunk(cls, chunk: Chunk) -> Record:
+        """Convert a chunker :class:`~scidx.chunk.Chunk` to a record."""
+        return cls(
+            id=chunk.id,
+            text=chunk.text,
+            title=chunk.title,
+            source=chunk.source,
+            anchor=chunk.anchor,
+            heading_path=tuple(chunk.heading_path),
+            ordinal=chunk.ordinal,
+            span=(chunk.char_start, chunk.char_end, chunk.line_start, chunk.line_end),
+            metadata=dict(chunk.metadata),
+        )
+
+
+@dataclass
+class PackResult:
+    """What a pack did.
+
+    Attributes:
+        output: The index path (None for an in-memory pack).
+        up_to_date: True when nothing was written because the inputs were unchanged.
+        files: Number of input files (0 for records).
+        chunks: Number of chunks in the index.
+        cache_hits: Vectors served by the embedding cache.
+        embedded: Vectors computed by the provider.
+        output_bytes: Size of the index.
+        seconds: Wall time of the pack.
+        data: The index bytes, for an in-memory pack only.
+    """
+
+    output: Path | None
+    up_to_date: bool = False
+    files: int = 0
+    chunks: int = 0
+    cache_hits: int = 0
+    embedded: int = 0
+    output_bytes: int = 0
+    seconds: float = 0.0
+    data: bytes | None = None
+    changes: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as a JSON-able dict (``--json``)."""
+        out: dict[str, Any] = {
+            "output": str(self.output) if self.output is not None else None,
+            "upToDate": self.up_to_date,
+            "files": self.files,
+            "chunks": self.chunks,
+            "cacheHits": self.cache_hits,
+            "embedded": self.embedded,
+            "outputBytes": self.output_bytes,
+            "seconds": round(self.seconds, 3),
+        }
+        if self.changes is not None:
+            out["changes"] = self.changes
+        return out
+
+
+def _noop_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Records
+
+
+def _coerce_record(item: Record | Mapping[str, Any], position: int) -> Record:
+    if isinstance(item, Record):
+        rec = item
+    elif isinstance(item, Mapping):
+        unknown = set(item) - {
+            "id", "text", "title", "source", "anchor", "headingPath", "heading_path",
+            "ordinal", "metadata",
+        }  # fmt: skip
+        if unknown:
+            raise ChunkError(
+                f"record #{position}: unknown field(s) {sorted(unknown)}; known fields are id, "
+                "text, title, source, anchor, headingPath, ordinal, metadata"
+            )
+        heading = item.get("headingPath", item.get("heading_path", ()))
+        if not isinstance(heading, (list, tuple)) or not all(isinstance(h, str) for h in heading):
+            raise ChunkError(f"record #{position}: headingPath must be a list of strings")
+        metadata = item.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise ChunkError(f"record #{position}: metadata must be an object of strings")
+        rec = Record(
+            id=item.get("id"),  # type: ignore[arg-type]  # validated below
+            text=item.get("text"),  # type: ignore[arg-type]
+            title=item.get("title") or "",
+            source=item.get("source") or "",
+            anchor=item.get("anchor") or "",
+            heading_path=tuple(heading),
+            ordinal=item.get("ordinal") or 0,
+            metadata={str(k): str(v) for k, v in metadata.items()},
+        )
+    else:
+        raise ChunkError(
+            f"record #{position}: expected a scidx.Record or a mapping, got {type(item).__name__}"
+        )
+    if not isinstance(rec.id, str) or not rec.id.strip():
+        raise ChunkError(
+            f"record #{position}: id is missing or blank; give every record a non-blank string 'id'"
+        )
+    if not isinstance(rec.text, str):
+        raise ChunkError(
+            f"record #{position} (id {rec.id!r}): text is missing or not a string; "
+            "every record needs a 'text' string"
+        )
+    for name in ("title", "source", "anchor"):
+        if not isinstance(getattr(rec, name), str):
+            raise ChunkError(f"record #{position} (id {rec.id!r}): {name} must be a string")
+    if not isinstance(rec.ordinal, int) or isinstance(rec.ordinal, bool) or rec.ordinal < 0:
+        raise ChunkError(f"record #{position} (id {rec.id!r}): ordinal must be an integer >= 0")
+    return rec
+
+
+def validate_records(records: Iterable[Record | Mapping[str, Any]]) -> list[Record]:
+    """Validate chunk records and return them in canonical (deterministic) order.
+
+    Raises:
+        ChunkError: Naming the first bad record (position and id): blank id, duplicate id,
+            missing text, wrong field types.
+    """
+    seen: dict[str, int] = {}
+    out: list[Record] = []
+    for position, item in enumerate(records):
+        rec = _coerce_record(item, position)
+        if rec.id in seen:
+            raise ChunkError(
+                f"record #{position}: duplicate id {rec.id!r} (first used by record "
+                f"#{seen[rec.id]}); chunk ids must be unique"
+            )
+        seen[rec.id] = position
+        if not rec.source:
+            rec = Record(**{**rec.__dict__, "source": rec.id})
+        out.append(rec)
+    # Canonical order: by source, then position in the source, then id: never input order.
+    out.sort(key=lambda r: (r.source, r.span[0], r.ordinal, r.id))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def build_index_arrays(
+    records: Sequence[Record], vectors: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Build every named array of an index from validated, ordered records and their vectors.
+
+    Returns:
+        ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
+    """
+    n = len(records)
+    sources = sorted({r.source for r in records})
+    source_row = {s: i for i, s in enumerate(sources)}
+    source_title: dict[str, str] = {}
+    source_meta: dict[str, str] = {}
+    for r in records:
+        # The first chunk of a source carries the document's title and front matter.
+        source_title.setdefault(r.source, r.title)
+        source_meta.setdefault(r.source, _canonical_json(dict(r.metadata)))
+
+    arrays: dict[str, np.ndarray] = {}
+
+    def put_strings(name: str, values: Sequence[str]) -> None:
+        offsets, data = encode_strings(values)
+        arrays[f"{name}.offsets"] = offsets
+        arrays[f"{name}.data"] = data
+
+    put_strings("chunk.id", [r.id for r in records])
+    put_strings("chunk.text", [r.text for r in records])
+    put_strings("chunk.heading", ["\x1f".join(r.heading_path) for r in records])
+    put_strings("chunk.anchor", [r.anchor for r in records])
+    arrays["chunk.source"] = np.array([source_row[r.source] for r in records], dtype="<u4")
+    arrays["chunk.ordinal"] = np.array([r.ordinal for r in records], dtype="<u4")
+    arrays["chunk.span"] = np.array(
+        [r.span for r in records] if n else np.zeros((0, 4)), dtype="<u8"
+    ).reshape(n, 4)
+    put_strings("source.path", sources)
+    put_strings("source.title", [source_title[s] for s in sources])
+    put_strings("source.meta", [source_meta[s] for s in sources])
+    arrays["vectors"] = np.ascontiguousarray(vectors, dtype="<f4")
+
+    headings = ["\n".join(_heading_field(r)) for r in records]
+    bm25_arrays, bm25_meta = build_arrays(
+        headings,
+        [r.text for r in records],
+        k1=BM25_K1,
+        b=BM25_B,
+        heading_weight=BM25_HEADING_WEIGHT,
+    )
+    arrays.update(bm25_arrays)
+    counts = {
+        "chunks": n,
+        "sources": len(sources),
+        "terms": int(bm25_arrays["bm25.term_hash"].shape[0]),
+        "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
+    }
+    return arrays, {"bm25": bm25_meta, "counts": counts}
+
+
+def _heading_field(r: Record) -> list[str]:
+    parts = [r.title] if r.title else []
+    parts += [h for h in r.heading_path if h != r.title]
+    return parts
+
+
+def _embedding_texts(records: Sequence[Record]) -> list[str]:
+    return [embedding_text(r.title, r.heading_path, r.text) for r in records]
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding
+
+
+def make_embedder(config: Config) -> Embedder:
+    """The provider named by the config (``hashing`` or ``openai``), not yet cached."""
+    if config.embedding_provider == "hashing":
+        return HashingEmbedder(dimensions=config.dimensions)
+    if config.embedding_provider == "openai":
+        from scidx.embed.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder.from_config(config)
+    raise ConfigError(
+        f"{config.path or 'config'}: unknown embeddingProvider {config.embedding_provider!r}; "
+        'use "hashing" or "openai"'
+    )
+
+
+def _embed(
+    records: Sequence[Record],
+    embedder: Embedder,
+    *,
+    cache_dir: Path | None,
+    use_cache: bool,
+    progress: Progress,
+    seed: Mapping[bytes, np.ndarray] | None = None,
+) -> tuple[np.ndarray, int, int]:
+    texts = _embedding_texts(records)
+    cache = EmbeddingCache(default_cache_dir(cache_dir)) if use_cache else None
+    try:
+        cached = CachedEmbedder(embedder, cache, seed=seed)
+        out = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
+        done = 0
+        progress("embed", 0, len(texts))
+        for positions, vecs in cached.embed_iter(texts):
+            out[positions] = vecs
+            done += len(positions)
+            progress("embed", done, len(texts))
+        return out, cached.hits, cached.misses
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def built_utc() -> str:
+    """``builtUtc`` from ``SOURCE_DATE_EPOCH`` (default 0), as ISO 8601 UTC."""
+    raw = os.environ.get("SOURCE_DATE_EPOCH", "0").strip() or "0"
+    try:
+        seconds = int(raw)
+        stamp = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise ConfigError(
+            f"SOURCE_DATE_EPOCH={raw!r} is not a valid Unix timestamp; "
+            "set it to whole seconds since 1970 or unset it"
+        ) from None
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_output_path(path: Path) -> None:
+    if path.is_dir():
+        raise OutputError(
+            f"output path {path} is a directory; set 'output' to a file path such as "
+            f"{path / 'docs.scidx'}"
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot create the output folder {path.parent}: {exc.strerror or exc}; "
+            "choose a writable 'output' path"
+        ) from None
+
+
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> int:
+    """Write a file atomically: temp file in the same folder, fsync, rename.
+
+    A failure (or a kill) at any point leaves the previous file untouched.
+
+    Returns:
+        The number of bytes written.
+
+    Raises:
+        OutputError: The file could not be written (permissions, disk full, path is a folder).
+    """
+    _check_output_path(path)
+    tmp = path.parent / f".{path.name}.tmp.{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+            size = fh.tell()
+        os.replace(tmp, path)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        reason = exc.strerror or str(exc)
+        raise OutputError(
+            f"cannot write {path}: {reason}; the previous file (if any) is unchanged. "
+            "Check that the folder is writable and the disk has space."
+        ) from None
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_dir(path.parent)
+    return size
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; not possible on every platform/file system.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _file_hash(path: Path) -> str | None:
+    try:
+        h = xxhash.xxh3_128()
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                h.update(block)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Public entry points
+
+
+def _encode(
+    records: Sequence[Record], vectors: np.ndarray, meta: dict[str, Any]
+) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
+    arrays, meta_part = build_index_arrays(records, vectors)
+    return arrays, {**meta, **meta_part}, built_utc()
+
+
+def pack_records(
+    records: Iterable[Record | Mapping[str, Any]],
+    output: str | Path | None,
+    *,
+    embedder: Embedder | None = None,
+    dimensions: int = 512,
+    use_cache: bool = True,
+    cache_dir: str | Path | None = None,
+    url_template: str | None = None,
+    progress: Progress | None = None,
+) -> PackResult:
+    """Pack already-chunked records into an index.
+
+    Args:
+        records: :class:`Record` objects or mappings with ``id``, ``text`` and optional
+            ``title``, ``source``, ``anchor``, ``headingPath``, ``ordinal``, ``metadata``.
+        output: Where to write the index; ``None`` packs in memory (``PackResult.data``).
+        embedder: The provider; default the offline hashing embedder of ``dimensions``.
+        dimensions: Dimensions of the default hashing embedder.
+        use_cache: Use the disk embedding cache.
+        cache_dir: Cache folder (default ``$SCIDX_CACHE_DIR`` or the user cache dir).
+        url_template: Stored in the index to turn ``source#anchor`` into a URL.
+        progress: ``progress(stage, done, total)`` callback.
+
+    Returns:
+        A :class:`PackResult`.
+
+    Raises:
+        ChunkError: A record is invalid; nothing is written.
+        EmbeddingError: The provider failed; nothing is written.
+        OutputError: The index could not be written; the previous one is intact.
+
+    Example:
+        >>> pack_records([{"id": "a", "text": "hello"}], None).chunks
+        1
+    """
+    started = time.perf_counter()
+    report = progress or _noop_progress
+    valid = validate_records(records)
+    emb = embedder or HashingEmbedder(dimensions=dimensions)
+    vectors, hits, misses = _embed(
+        valid,
+        emb,
+        cache_dir=Path(cache_dir) if cache_dir else None,
+        use_cache=use_cache,
+        progress=report,
+    )
+    meta: dict[str, Any] = {
+        "packer": PACKER_VERSION,
+        "provider": emb.stamp(),
+        "chunking": None,
+        "configHash": None,
+        "urlTemplate": url_template,
+    }
+    report("index", 0, 1)
+    arrays, meta, built = _encode(valid, vectors, meta)
+    report("index", 1, 1)
+    result = PackResult(
+        output=Path(output) if output is not None else None,
+        chunks=len(valid),
+        cache_hits=hits,
+        embedded=misses,
+    )
+    if output is None:
+        import io
+
+        buf = io.BytesIO()
+        write_index(buf, arrays, meta, built_utc=built, generator=GENERATOR)
+        result.data = buf.getvalue()
+        result.output_bytes = len(result.data)
+    else:
+        report("write", 0, 1)
+        result.output_bytes = atomic_write(
+            Path(output),
+            lambda fh: write_index(fh, arrays, meta, built_utc=built, generator=GENERATOR),
+        )
+        report("write", 1, 1)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _read_inputs(inputs: Sequence[InputFile], progress: Progress) -> list[tuple[InputFile, bytes]]:
+    out = []
+    for i, item in enumerate(inputs):
+        try:
+            data = item.path.read_bytes()
+        except OSError as exc:
+            raise InputError(
+                f"cannot read input file {item.source}: {exc.strerror or exc}; "
+                "fix its permissions or exclude it in the config"
+            ) from None
+        out.append((item, data))
+        progress("read", i + 1, len(inputs))
+    return out
+
+
+def _decode(item: InputFile, data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{item.source}: not valid UTF-8 at byte offset {exc.start} "
+            f"(byte 0x{data[exc.start]:02x}); re-save the file as UTF-8 or exclude it"
+        ) from None
+    return unicodedata.normalize("NFC", text) if not text.isascii() else text
+
+
+def _inputs_digest(config: Config, stamp: Mapping[str, Any], files: Mapping[str, str]) -> str:
+    h = xxhash.xxh3_128()
+    h.update(
+        _canonical_json(
+            {
+                "packer": PACKER_VERSION,
+                "generator": GENERATOR,
+                "config": config.canonical(),
+                "provider": dict(stamp),
+                "files": files,
+                "builtUtc": built_utc(),
+            }
+        ).encode()
+    )
+    return h.hexdigest()
+
+
+def sidecar_path(output: Path) -> Path:
+    """The ``<output>.inputs`` sidecar path of an index."""
+    return output.with_name(output.name + ".inputs")
+
+
+def _read_sidecar(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def pack_docs(
+    config: Config | str | Path,
+    *,
+    force: bool = False,
+    use_cache: bool = True,
+    progress: Progress | None = None,
+) -> PackResult:
+    """Pack the Markdown files selected by a ``staticcorpus.json`` config into its output.
+
+    Args:
+        config: A :class:`~scidx.config.Config` or the path of a config file.
+        force: Rebuild even when the sidecar says the output is up to date.
+        use_cache: Use the disk embedding cache (``--no-cache`` turns it off).
+        progress: ``progress(stage, done, total)`` callback.
+
+    Returns:
+        A :class:`PackResult`; ``up_to_date`` is True when nothing was written.
+
+    Raises:
+        ConfigError: The config is invalid or an input file is unusable (exit code 1).
+        EmbeddingError: The embedding provider failed (exit code 2).
+        OutputError: The index could not be written (exit code 3).
+
+    Example:
+        >>> pack_docs("staticcorpus.json").chunks  # doctest: +SKIP
+        42
+    """
+    started = time.perf_counter()
+    report = progress or _noop_progress
+    cfg = config if isinstance(config, Config) else load_config(config)
+    inputs = collect_inputs(cfg)
+    raw = _read_inputs(inputs, report)
+    file_hashes = {item.source: xxhash.xxh3_128_hexdigest(data) for item, data in raw}
+    embedder = make_embedder(cfg)
+    stamp = embedder.stamp()
+    digest = _inputs_digest(cfg, stamp, file_hashes)
+    output = cfg.output
+    sidecar = sidecar_path(output)
+
+    if not force:
+        previous = _read_sidecar(sidecar)
+        if (
+            previous is not None
+            and previous.get("inputsHash") == digest
+            and isinstance(previous.get("output"), dict)
+            and output.is_file()
+            and _file_hash(output) == previous["output"].get("xxh3")
+        ):
+            return PackResult(
+                output=output,
+                up_to_date=True,
+                files=len(raw),
+                chunks=int(previous.get("chunks", 0)),
+                output_bytes=output.stat().st_size,
+                seconds=time.perf_counter() - started,
+            )
+
+    records: list[Record] = []
+    for i, (item, data) in enumerate(raw):
+        text = _decode(item, data)
+        for chunk in chunk_markdown(
+            text, item.source, max_chunk_chars=cfg.max_chunk_chars, anchor_style=cfg.anchor_style
+        ):
+            records.append(Record.from_chunk(chunk))
+        report("chunk", i + 1, len(raw))
+    valid = validate_records(records)
+
+    vectors, hits, misses = _embed(
+        valid, embedder, cache_dir=cfg.cache_dir, use_cache=use_cache, progress=report
+    )
+    meta: dict[str, Any] = {
+        "packer": PACKER_VERSION,
+        "provider": stamp,
+        "chunking": {
+            "chunker": CHUNKER_VERSION,
+            "maxChunkChars": cfg.max_chunk_chars,
+            "anchorStyle": cfg.anchor_style,
+        },
+        "configHash": cfg.config_hash(),
+        "urlTemplate": cfg.url_template,
+    }
+    report("index", 0, 1)
+    arrays, meta, built = _encode(valid, vectors, meta)
+    report("index", 1, 1)
+
+    report("write", 0, 1)
+    hasher = xxhash.xxh3_128()
+
+    def write(fh: BinaryIO) -> None:
+        write_index(
+            cast(BinaryIO, _HashingWriter(fh, hasher)),
+            arrays,
+            meta,
+            built_utc=built,
+            generator=GENERATOR,
+        )
+
+    size = atomic_write(output, write)
+    sidecar_doc = {
+        "sidecar": SIDECAR_VERSION,
+        "packer": PACKER_VERSION,
+        "inputsHash": digest,
+        "configHash": cfg.config_hash(),
+        "provider": stamp,
+        "chunks": len(valid),
+        "files": file_hashes,
+        "output": {"bytes": size, "xxh3": hasher.hexdigest()},
+    }
+    atomic_write(
+        sidecar,
+        lambda fh: fh.write((json.dumps(sidecar_doc, indent=1, sort_keys=True) + "\n").encode()),
+    )
+    report("write", 1, 1)
+    return PackResult(
+        output=output,
+        files=len(raw),
+        chunks=len(valid),
+        cache_hits=hits,
+        embedded=misses,
+        output_bytes=size,
+        seconds=time.perf_counter() - started,
+    )
+
+
+class _HashingWriter:
+    """A write-only file wrapper that hashes what passes through (no second read of the output)."""
+
+    def __init__(self, fh: BinaryIO, hasher: Any) -> None:
+        self._fh = fh
+        self._hasher = hasher
+
+    def write(self, data: bytes | memoryview) -> int:
+        self._hasher.update(data)
+        return self._fh.write(data)
+
+    def tell(self) -> int:
+        return self._fh.tell()
+
+    def flush(self) -> None:
+        self._fh.flush()

@@ -1,0 +1,364 @@
+"""Pack stage: determinism, incrementality, atomic writes, validation."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import scidx.pack as pack_mod
+from scidx.errors import ChunkError, ConfigError, InputError, OutputError
+from scidx.format import read_header
+from scidx.pack import Record, pack_docs, pack_records, sidecar_path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DOC_A = """\
+# Widget guide
+
+Widgets are small.
+
+## Install
+
+Run `pip install widget`.
+
+## Configure
+
+Set `colour` in widget.toml.
+
+### Advanced
+
+Tune the frobnicator.
+"""
+
+DOC_B = """\
+---
+title: Troubleshooting
+---
+
+Intro text without a heading.
+
+## Errors
+
+If the widget fails, check the logs.
+"""
+
+
+def make_project(root: Path, **config: object) -> Path:
+    (root / "docs" / "sub").mkdir(parents=True, exist_ok=True)
+    (root / "docs" / "a.md").write_text(DOC_A, encoding="utf-8")
+    (root / "docs" / "sub" / "b.md").write_text(DOC_B, encoding="utf-8")
+    cfg = {"include": ["docs/**/*.md"], "output": "out/docs.scidx", "dimensions": 64, **config}
+    path = root / "staticcorpus.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    return path
+
+
+def test_pack_writes_index_and_sidecar(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    result = pack_docs(cfg)
+    out = tmp_path / "out" / "docs.scidx"
+    assert result.output == out
+    assert not result.up_to_date
+    assert result.files == 2
+    assert result.chunks >= 5
+    assert result.output_bytes == out.stat().st_size
+    side = json.loads(sidecar_path(out).read_text())
+    assert set(side["files"]) == {"docs/a.md", "docs/sub/b.md"}
+    assert side["chunks"] == result.chunks
+    # The sidecar never records absolute paths.
+    assert str(tmp_path) not in sidecar_path(out).read_text()
+    header = read_header(out.read_bytes(), source=str(out))
+    assert header.meta["counts"]["chunks"] == result.chunks
+    assert header.meta["provider"]["provider"] == "hashing"
+    assert header.built_utc == "1970-01-01T00:00:00Z"
+
+
+def test_pack_twice_is_byte_identical(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    first = (tmp_path / "out" / "docs.scidx").read_bytes()
+    pack_docs(cfg, force=True, use_cache=False)
+    assert (tmp_path / "out" / "docs.scidx").read_bytes() == first
+
+
+def test_pack_from_two_directories_is_byte_identical(tmp_path: Path) -> None:
+    a = make_project(tmp_path / "one" / "deep")
+    b = make_project(tmp_path / "two")
+    pack_docs(a)
+    pack_docs(b)
+    assert (tmp_path / "one/deep/out/docs.scidx").read_bytes() == (
+        tmp_path / "two/out/docs.scidx"
+    ).read_bytes()
+    side_a = sidecar_path(tmp_path / "one/deep/out/docs.scidx").read_bytes()
+    side_b = sidecar_path(tmp_path / "two/out/docs.scidx").read_bytes()
+    assert side_a == side_b
+
+
+def test_pack_is_independent_of_listing_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    first = (tmp_path / "out" / "docs.scidx").read_bytes()
+    real = pack_mod.collect_inputs
+    monkeypatch.setattr(pack_mod, "collect_inputs", lambda c: list(reversed(real(c))))
+    pack_docs(cfg, force=True)
+    assert (tmp_path / "out" / "docs.scidx").read_bytes() == first
+
+
+def test_records_shuffled_give_identical_bytes() -> None:
+    recs = [
+        {"id": f"doc{i}", "title": f"T{i}", "text": f"text number {i} about widgets"}
+        for i in range(30)
+    ]
+    a = pack_records(recs, None, dimensions=32).data
+    b = pack_records(list(reversed(recs)), None, dimensions=32).data
+    assert a is not None and a == b
+
+
+def test_pack_identical_under_other_hashseed_tz_locale(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    first = (tmp_path / "out" / "docs.scidx").read_bytes()
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": "12345",
+        "TZ": "Asia/Kolkata",
+        "LC_ALL": "C",
+        "LANG": "C",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    code = f"import scidx.pack as p; p.pack_docs({str(cfg)!r}, force=True, use_cache=False)"
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert (tmp_path / "out" / "docs.scidx").read_bytes() == first
+
+
+def test_source_date_epoch_sets_built_utc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = make_project(tmp_path)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    pack_docs(cfg)
+    out = tmp_path / "out" / "docs.scidx"
+    assert read_header(out.read_bytes()).built_utc == "2023-11-14T22:13:20Z"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(ConfigError, match="SOURCE_DATE_EPOCH='yesterday' is not a valid"):
+        pack_docs(cfg, force=True)
+
+
+def test_unchanged_repack_is_a_noop(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    out = tmp_path / "out" / "docs.scidx"
+    before = out.stat()
+    time.sleep(0.01)
+    again = pack_docs(cfg)
+    assert again.up_to_date
+    assert again.chunks > 0
+    after = out.stat()
+    assert (after.st_mtime_ns, after.st_ino) == (before.st_mtime_ns, before.st_ino)
+    forced = pack_docs(cfg, force=True)
+    assert not forced.up_to_date
+    assert out.stat().st_ino != before.st_ino
+
+
+def test_touch_without_change_is_still_a_noop(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    os.utime(tmp_path / "docs" / "a.md", (1, 1))
+    assert pack_docs(cfg).up_to_date
+
+
+def test_rebuild_after_change_equals_clean_build(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path / "inc")
+    pack_docs(cfg)
+    (tmp_path / "inc" / "docs" / "a.md").write_text(DOC_A + "\n## New\n\nMore words.\n")
+    result = pack_docs(cfg)
+    assert not result.up_to_date
+    clean = make_project(tmp_path / "clean")
+    (tmp_path / "clean" / "docs" / "a.md").write_text(DOC_A + "\n## New\n\nMore words.\n")
+    pack_docs(clean, use_cache=False)
+    assert (tmp_path / "inc/out/docs.scidx").read_bytes() == (
+        tmp_path / "clean/out/docs.scidx"
+    ).read_bytes()
+
+
+def test_damaged_output_is_rebuilt(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    out = tmp_path / "out" / "docs.scidx"
+    good = out.read_bytes()
+    out.write_bytes(good[:-10])
+    assert not pack_docs(cfg).up_to_date
+    assert out.read_bytes() == good
+
+
+def test_config_change_triggers_rebuild(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    make_project(tmp_path, maxChunkChars=300)
+    assert not pack_docs(cfg).up_to_date
+
+
+def test_failed_write_keeps_previous_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    out = tmp_path / "out" / "docs.scidx"
+    good = out.read_bytes()
+    good_side = sidecar_path(out).read_bytes()
+    (tmp_path / "docs" / "a.md").write_text(DOC_A + "\nchanged\n")
+
+    def boom(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pack_mod.os, "fsync", boom)
+    with pytest.raises(OutputError) as info:
+        pack_docs(cfg)
+    assert "No space left on device" in str(info.value)
+    assert "previous file (if any) is unchanged" in str(info.value)
+    assert out.read_bytes() == good
+    assert sidecar_path(out).read_bytes() == good_side
+    assert sorted(p.name for p in out.parent.iterdir()) == ["docs.scidx", "docs.scidx.inputs"]
+
+
+def test_output_is_directory(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path, output="out")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(OutputError, match="is a directory; set 'output' to a file path") as info:
+        pack_docs(cfg)
+    assert info.value.exit_code == 3
+
+
+def test_output_folder_cannot_be_created(tmp_path: Path) -> None:
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    cfg = make_project(tmp_path, output="blocker/docs.scidx")
+    with pytest.raises(OutputError, match="cannot create the output folder"):
+        pack_docs(cfg)
+
+
+def test_undecodable_input_names_file_and_offset(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    (tmp_path / "docs" / "bad.md").write_bytes(b"# Title\n\nabc\xff\xfe def\n")
+    with pytest.raises(InputError) as info:
+        pack_docs(cfg)
+    assert str(info.value) == (
+        "docs/bad.md: not valid UTF-8 at byte offset 12 (byte 0xff); "
+        "re-save the file as UTF-8 or exclude it"
+    )
+    assert info.value.exit_code == 1
+    assert not (tmp_path / "out" / "docs.scidx").exists()
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([{"id": " ", "text": "x"}], "record #0: id is missing or blank"),
+        ([{"text": "x"}], "record #0: id is missing or blank"),
+        (
+            [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}],
+            "record #1: duplicate id 'a' (first used by record #0); chunk ids must be unique",
+        ),
+        ([{"id": "a"}], "record #0 (id 'a'): text is missing or not a string"),
+        ([{"id": "a", "text": "x", "colour": 1}], "record #0: unknown field(s) ['colour']"),
+        ([42], "record #0: expected a scidx.Record or a mapping, got int"),
+    ],
+)
+def test_bad_records_write_nothing(tmp_path: Path, records: list[object], message: str) -> None:
+    out = tmp_path / "x.scidx"
+    pack_records([{"id": "ok", "text": "fine"}], out, dimensions=16)
+    good = out.read_bytes()
+    with pytest.raises(ChunkError) as info:
+        pack_records(records, out, dimensions=16)  # type: ignore[arg-type]
+    assert str(info.value).startswith(message)
+    assert out.read_bytes() == good
+
+
+def test_record_objects_and_mappings_agree() -> None:
+    a = pack_records([Record(id="x", text="hello world", title="Greeting")], None, dimensions=16)
+    b = pack_records([{"id": "x", "text": "hello world", "title": "Greeting"}], None, dimensions=16)
+    assert a.data == b.data
+
+
+def test_cache_hits_on_second_pack(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    first = pack_docs(cfg)
+    assert first.embedded == first.chunks and first.cache_hits == 0
+    second = pack_docs(cfg, force=True)
+    assert second.cache_hits == second.chunks and second.embedded == 0
+    off = pack_docs(cfg, force=True, use_cache=False)
+    assert off.cache_hits == 0 and off.embedded == off.chunks
+
+
+def test_killed_pack_leaves_previous_index(tmp_path: Path) -> None:
+    out = tmp_path / "docs.scidx"
+    pack_records([{"id": "ok", "text": "fine"}], out, dimensions=16)
+    good = out.read_bytes()
+    script = textwrap.dedent(
+        f"""
+        import time, sys
+        import numpy as np
+        from scidx.embed.base import Embedder, l2_normalize
+        from scidx.pack import pack_records
+
+        class Slow(Embedder):
+            provider_id = "slow"; model_id = "slow-1"; dimensions = 16; batch_size = 1
+            def embed_batch(self, texts):
+                print("embedding", flush=True)
+                time.sleep(0.5)
+                return l2_normalize(np.ones((len(texts), 16)))
+
+        recs = [{{"id": str(i), "text": "t" * i}} for i in range(100)]
+        pack_records(recs, {str(out)!r}, embedder=Slow())
+        """
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "embedding"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    assert out.read_bytes() == good
+
+
+def test_packs_every_shared_corpus_identically_twice(shared_dir: Path, tmp_path: Path) -> None:
+    corpora = {
+        "fastapi": ("corpora/fastapi-docs-en", ["**/*.md"]),
+        "kubernetes": ("corpora/kubernetes-website-en", ["**/*.md"]),
+        "rust": ("corpora/rust-book/src", ["**/*.md"]),
+        "rails": ("corpora/rails-guides/source", ["**/*.md"]),
+        "tldr": ("corpora/tldr-pages-en/pages", ["**/*.md"]),
+        "commonmark": ("corpora/commonmark-spec", ["spec.txt"]),
+    }
+    for name, (folder, include) in corpora.items():
+        # The corpus is read-only and globs may not leave the config folder, so the config
+        # lives in tmp and reaches the corpus through a symlink.
+        work = tmp_path / name
+        work.mkdir()
+        (work / "corpus").symlink_to(shared_dir / folder, target_is_directory=True)
+        out = work / "index.scidx"
+        cfg = work / "staticcorpus.json"
+        cfg.write_text(
+            json.dumps(
+                {
+                    "include": [f"corpus/{g}" for g in include],
+                    "output": out.name,
+                    "dimensions": 64,
+                }
+            )
+        )
+        first = pack_docs(cfg, use_cache=False)
+        assert first.chunks > 0, name
+        data = out.read_bytes()
+        second = pack_docs(cfg, force=True, use_cache=False)
+        assert second.chunks == first.chunks
+        assert out.read_bytes() == data, name
+        out.unlink()
