@@ -212,6 +212,8 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_C
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
+    if limit < 8:  # too short for ellipses and whole words to make sense
+        return flat[:limit]
     budget = max(limit - 2, 1)  # room for the two ellipses
     pattern = _term_pattern(terms)
     matches = list(pattern.finditer(flat)) if pattern is not None else []

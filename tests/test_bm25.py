@@ -1,0 +1,193 @@
+"""scidx.bm25: the stored arrays and scores against a straightforward reference BM25."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from scidx import bm25
+from scidx.bm25 import BM25Arrays, build_arrays, query_terms, score_query, term_hash, top_k
+from scidx.tokenize import TOKENIZER_VERSION, tokenize
+
+HEADINGS = [
+    "Guide\nInstall",
+    "Guide\nConfigure",
+    "Reference",
+    "",
+    "Cats",
+    "Guide\nInstall",
+]
+BODIES = [
+    "Install kubectl with apt, then install the plugin. Installing twice is harmless.",
+    "Configure CORS origins. The configuration lives in settings.",
+    "The max_chunk_chars option bounds the chunk size; see the chunk reference.",
+    "the and of",  # only stop-words: an empty chunk for BM25
+    "Cats chase mice. Dogs chase cats. Cats sleep.",
+    "Install kubectl with apt, then install the plugin. Installing twice is harmless.",
+]
+
+
+def reference_scores(
+    headings: list[str],
+    bodies: list[str],
+    query: str,
+    *,
+    k1: float,
+    b: float,
+    heading_weight: float,
+) -> np.ndarray:
+    """Textbook BM25 (Lucene idf) with a field-weighted term frequency, one doc at a time."""
+    tfs: list[Counter[str]] = []
+    lengths: list[int] = []
+    for head, body in zip(headings, bodies, strict=True):
+        tf: Counter[str] = Counter()
+        for t in tokenize(head):
+            tf[t] += heading_weight
+        for t in tokenize(body):
+            tf[t] += 1.0
+        tfs.append(tf)
+        lengths.append(round(heading_weight * len(tokenize(head)) + len(tokenize(body))))
+    n = len(bodies)
+    avgdl = sum(lengths) / n if any(lengths) else 1.0
+    scores = np.zeros(n)
+    for term in dict.fromkeys(tokenize(query)):
+        df = sum(1 for tf in tfs if term in tf)
+        if df == 0:
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for d, tf in enumerate(tfs):
+            f = tf.get(term, 0.0)
+            if f:
+                denom = f + k1 * (1 - b + b * lengths[d] / avgdl)
+                scores[d] += idf * f * (k1 + 1) / denom
+    return scores
+
+
+def as_view(arrays: dict[str, np.ndarray]) -> BM25Arrays:
+    return BM25Arrays(*(arrays[name] for name in bm25.ARRAY_NAMES))
+
+
+@pytest.mark.parametrize(("k1", "b", "hw"), [(1.2, 0.75, 2.0), (1.5, 0.3, 1.0), (0.9, 1.0, 0.0)])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "install kubectl",
+        "configure cors configuration",
+        "cats cats chase",
+        "max_chunk_chars",
+        "guide",
+        "unknownword",
+    ],
+)
+def test_scores_equal_reference(k1: float, b: float, hw: float, query: str) -> None:
+    arrays, meta = build_arrays(HEADINGS, BODIES, k1=k1, b=b, heading_weight=hw)
+    rows, scores = score_query(as_view(arrays), query_terms(query))
+    dense = np.zeros(len(BODIES))
+    dense[rows] = scores
+    expected = reference_scores(HEADINGS, BODIES, query, k1=k1, b=b, heading_weight=hw)
+    np.testing.assert_allclose(dense, expected, rtol=1e-5, atol=1e-5)
+    assert set(rows.tolist()) == set(np.flatnonzero(expected).tolist())
+    assert meta["k1"] == k1 and meta["b"] == b
+
+
+def test_random_corpus_equals_reference() -> None:
+    rnd = random.Random(3)
+    vocab = [f"w{i}" for i in range(40)] + ["alpha", "beta", "gamma"]
+    bodies = [" ".join(rnd.choices(vocab, k=rnd.randrange(1, 30))) for _ in range(60)]
+    heads = [" ".join(rnd.choices(vocab, k=rnd.randrange(0, 3))) for _ in range(60)]
+    arrays, _ = build_arrays(heads, bodies, k1=1.2, b=0.75, heading_weight=2.0)
+    view = as_view(arrays)
+    for _ in range(30):
+        query = " ".join(rnd.choices(vocab, k=3))
+        rows, scores = score_query(view, query_terms(query))
+        dense = np.zeros(len(bodies))
+        dense[rows] = scores
+        expected = reference_scores(heads, bodies, query, k1=1.2, b=0.75, heading_weight=2.0)
+        np.testing.assert_allclose(dense, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_arrays_follow_the_contract() -> None:
+    arrays, meta = build_arrays(HEADINGS, BODIES)
+    assert set(arrays) == set(bm25.ARRAY_NAMES)
+    th, ptr = arrays["bm25.term_hash"], arrays["bm25.term_ptr"]
+    doc, w, dl = arrays["bm25.post_doc"], arrays["bm25.post_weight"], arrays["bm25.doc_len"]
+    assert th.dtype == np.uint64 and ptr.dtype == np.uint64
+    assert doc.dtype == np.uint32 and w.dtype == np.float32 and dl.dtype == np.uint32
+    assert np.all(th[1:] > th[:-1])  # sorted, unique
+    assert ptr.shape == (th.shape[0] + 1,) and ptr[0] == 0 and ptr[-1] == doc.shape[0]
+    assert np.all(np.diff(ptr.astype(np.int64)) > 0)
+    for t in range(th.shape[0]):
+        run = doc[int(ptr[t]) : int(ptr[t + 1])]
+        assert np.all(run[1:] > run[:-1])
+    assert np.all(w > 0)
+    assert dl.tolist()[3] == 0  # a chunk of stop-words has no tokens
+    assert th[np.searchsorted(th, np.uint64(term_hash("kubectl")))] == term_hash("kubectl")
+    assert meta == {
+        "k1": bm25.DEFAULT_K1,
+        "b": bm25.DEFAULT_B,
+        "avgdl": pytest.approx(float(dl.mean())),
+        "tokenizer": TOKENIZER_VERSION,
+        "fieldWeights": {"heading": bm25.DEFAULT_HEADING_WEIGHT, "body": 1.0},
+        "idf": "lucene",
+        "queryTerms": "distinct",
+    }
+
+
+def test_build_is_deterministic() -> None:
+    a, ma = build_arrays(HEADINGS, BODIES)
+    b, mb = build_arrays(list(HEADINGS), list(BODIES))
+    assert ma == mb
+    for name in a:
+        assert a[name].tobytes() == b[name].tobytes(), name
+
+
+def test_empty_corpus_and_empty_chunks() -> None:
+    arrays, meta = build_arrays([], [])
+    assert arrays["bm25.term_hash"].shape == (0,)
+    assert arrays["bm25.term_ptr"].tolist() == [0]
+    assert arrays["bm25.doc_len"].shape == (0,)
+    assert meta["avgdl"] == 1.0
+    rows, scores = score_query(as_view(arrays), ["anything"])
+    assert rows.shape == (0,) and scores.shape == (0,)
+    arrays, _ = build_arrays(["", ""], ["the", "a of"])
+    assert arrays["bm25.post_doc"].shape == (0,)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"k1": 0.0}, "k1 must be a positive number"),
+        ({"b": 1.5}, r"b must be in \[0, 1\]"),
+        ({"heading_weight": -1.0}, "heading_weight must be >= 0"),
+    ],
+)
+def test_bad_parameters(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build_arrays(["a"], ["b"], **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="headings has 1 entries but bodies has 2"):
+        build_arrays(["a"], ["b", "c"])
+
+
+def test_repeated_query_terms_count_once() -> None:
+    arrays, _ = build_arrays(HEADINGS, BODIES)
+    view = as_view(arrays)
+    assert query_terms("cats cats Cats chase") == ["cat", "chase"]
+    once = score_query(view, query_terms("cats chase"))
+    many = score_query(view, query_terms("cats cats cats chase"))
+    np.testing.assert_array_equal(once[1], many[1])
+
+
+def test_top_k_orders_by_score_then_row() -> None:
+    rows = np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)
+    scores = np.array([1.0, 3.0, 2.0, 3.0, 1.0, 2.0], dtype=np.float32)
+    r, s = top_k(rows, scores, 3)
+    assert r.tolist() == [1, 3, 2] and s.tolist() == [3.0, 3.0, 2.0]
+    r, _ = top_k(rows, scores, 5)
+    assert r.tolist() == [1, 3, 2, 5, 0]  # the tie at the cut goes to the lower row
+    r, _ = top_k(rows, scores, 100)
+    assert r.tolist() == [1, 3, 2, 5, 0, 4]
+    assert top_k(rows, scores, 0)[0].shape == (0,)

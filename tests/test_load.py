@@ -1,0 +1,490 @@
+"""scidx.load: opening indexes from files, bytes and package resources; validation; lifetime.
+
+Also home of :func:`build_index`, the small test helper that writes an index with
+``format.write_index`` from records (independent of the packer), used by the other runtime tests.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import sys
+import threading
+import time
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scidx import bm25, format
+from scidx.embed.hashing import HashingEmbedder, embedding_text
+from scidx.errors import (
+    BadMagicError,
+    ChecksumMismatchError,
+    CorruptIndexError,
+    IndexFormatError,
+    QueryError,
+    ScidxError,
+    UnsupportedFormatVersionError,
+)
+from scidx.load import Index, load, load_bytes, load_resource
+
+BUILT = "2026-01-01T00:00:00Z"
+
+
+def record(
+    source: str,
+    text: str,
+    *,
+    anchor: str = "",
+    title: str = "",
+    heading_path: Sequence[str] = (),
+    ordinal: int = 0,
+    metadata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A chunk record like the packer's."""
+    return {
+        "id": f"{source}:{anchor}:{ordinal}",
+        "source": source,
+        "text": text,
+        "anchor": anchor,
+        "title": title,
+        "heading_path": list(heading_path),
+        "ordinal": ordinal,
+        "metadata": dict(metadata or {}),
+    }
+
+
+def build_arrays(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    dims: int = 64,
+    vectors: np.ndarray | None = None,
+    stamp: Mapping[str, Any] | None = None,
+    url_template: str | None = None,
+    k1: float = bm25.DEFAULT_K1,
+    b: float = bm25.DEFAULT_B,
+    heading_weight: float = bm25.DEFAULT_HEADING_WEIGHT,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and meta of an index over ``records`` (already in row order)."""
+    sources = sorted({r["source"] for r in records})
+    row_of = {s: i for i, s in enumerate(sources)}
+    first = {s: next(r for r in records if r["source"] == s) for s in sources}
+    arrays: dict[str, np.ndarray] = {}
+
+    def put(name: str, values: Sequence[str]) -> None:
+        arrays[f"{name}.offsets"], arrays[f"{name}.data"] = format.encode_strings(values)
+
+    put("chunk.id", [r["id"] for r in records])
+    put("chunk.text", [r["text"] for r in records])
+    put("chunk.heading", ["\x1f".join(r["heading_path"]) for r in records])
+    put("chunk.anchor", [r["anchor"] for r in records])
+    arrays["chunk.source"] = np.array([row_of[r["source"]] for r in records], dtype="<u4")
+    arrays["chunk.ordinal"] = np.array([r["ordinal"] for r in records], dtype="<u4")
+    arrays["chunk.span"] = np.zeros((len(records), 4), dtype="<u8")
+    put("source.path", sources)
+    put("source.title", [first[s]["title"] for s in sources])
+    put("source.meta", [json.dumps(first[s]["metadata"], sort_keys=True) for s in sources])
+    embedder = HashingEmbedder(dims)
+    if vectors is None:
+        vectors = embedder.embed(
+            [embedding_text(r["title"], r["heading_path"], r["text"]) for r in records]
+        )
+    arrays["vectors"] = np.ascontiguousarray(vectors, dtype="<f4").reshape(len(records), -1)
+    headings = [
+        "\n".join([r["title"], *[h for h in r["heading_path"] if h != r["title"]]]) for r in records
+    ]
+    bm_arrays, bm_meta = bm25.build_arrays(
+        headings, [r["text"] for r in records], k1=k1, b=b, heading_weight=heading_weight
+    )
+    arrays.update(bm_arrays)
+    meta = {
+        "provider": dict(stamp) if stamp is not None else embedder.stamp(),
+        "bm25": bm_meta,
+        "urlTemplate": url_template,
+        "counts": {"chunks": len(records), "sources": len(sources)},
+    }
+    return arrays, meta
+
+
+def write_arrays(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> bytes:
+    buf = io.BytesIO()
+    format.write_index(buf, arrays, meta, built_utc=BUILT, generator="scidx-tests")
+    return buf.getvalue()
+
+
+def build_index(records: Sequence[Mapping[str, Any]], **kwargs: Any) -> bytes:
+    """The bytes of a complete index over ``records`` (see :func:`build_arrays`)."""
+    arrays, meta = build_arrays(records, **kwargs)
+    return write_arrays(arrays, meta)
+
+
+DOCS = [
+    record(
+        "guide/install.md",
+        "Install kubectl with your package manager, then check the version.",
+        anchor="install",
+        title="Guide",
+        heading_path=["Guide", "Install"],
+        metadata={"section": "guide"},
+    ),
+    record(
+        "guide/install.md",
+        "Configure CORS with the allow_origins setting.",
+        anchor="cors",
+        title="Guide",
+        heading_path=["Guide", "CORS"],
+        metadata={"section": "guide"},
+    ),
+    record(
+        "ref/options.md",
+        "The max_chunk_chars option bounds the size of each chunk.",
+        anchor="options",
+        title="Options",
+        heading_path=["Options"],
+        metadata={"section": "reference"},
+    ),
+]
+
+
+@pytest.fixture
+def index_path(tmp_path: Path) -> Path:
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(build_index(DOCS))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Opening
+
+
+def test_load_file_and_basic_properties(index_path: Path) -> None:
+    with load(index_path) as idx:
+        assert len(idx) == 3
+        assert idx.stamp["provider"] == "hashing"
+        assert idx.meta["bm25"]["tokenizer"] == "scidx-tok-1"
+        assert idx.source == str(index_path)
+        assert idx.header.version[0] == format.FORMAT_VERSION[0]
+        hits = idx.search("kubectl", mode="keyword")
+        assert [h.id for h in hits] == ["guide/install.md:install:0"]
+        assert idx.chunk(2).id == "ref/options.md:options:0"
+        assert idx.chunk(-1).id == "ref/options.md:options:0"
+        got = idx.get("guide/install.md:cors:0")
+        assert got is not None and got.heading_path == ["Guide", "CORS"]
+        assert idx.get("nope") is None
+        with pytest.raises(IndexError):
+            idx.chunk(3)
+        assert "3 chunks" in repr(idx)
+
+
+def test_load_verify_passes_on_a_good_index(index_path: Path) -> None:
+    with load(index_path, verify=True) as idx:
+        assert len(idx) == 3
+
+
+def test_load_bytes_and_memoryview(index_path: Path) -> None:
+    data = index_path.read_bytes()
+    for buf in (data, bytearray(data), memoryview(data)):
+        idx = load_bytes(buf, verify=True)
+        assert [h.id for h in idx.search("cors", mode="keyword")] == ["guide/install.md:cors:0"]
+        idx.close()
+
+
+def test_load_resource_from_a_directory_package(tmp_path: Path, monkeypatch: Any) -> None:
+    pkg = tmp_path / "docpkg_dir"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "data" / "docs.scidx").write_bytes(build_index(DOCS))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with load_resource("docpkg_dir", "data/docs.scidx", verify=True) as idx:
+        assert idx._mm is not None  # a real file is memory-mapped
+        assert len(idx.search("kubectl", mode="keyword")) == 1
+    with pytest.raises(FileNotFoundError):
+        load_resource("docpkg_dir", "data/missing.scidx")
+
+
+def test_load_resource_from_a_zip_import(tmp_path: Path, monkeypatch: Any) -> None:
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("docpkg_zip/__init__.py", "")
+        zf.writestr("docpkg_zip/docs.scidx", build_index(DOCS))
+    monkeypatch.syspath_prepend(str(archive))
+    with load_resource("docpkg_zip", "docs.scidx") as idx:
+        assert idx._mm is None  # read into memory: zip members cannot be mapped
+        assert idx.source == "docpkg_zip:docs.scidx"
+        assert len(idx.search("kubectl", mode="keyword")) == 1
+    sys.modules.pop("docpkg_zip", None)
+
+
+def test_read_only_file(index_path: Path) -> None:
+    index_path.chmod(0o444)
+    try:
+        with load(index_path) as idx:
+            assert idx.search("cors", mode="keyword")
+    finally:
+        index_path.chmod(0o644)
+
+
+def test_replaced_file_does_not_affect_an_open_reader(tmp_path: Path, index_path: Path) -> None:
+    idx = load(index_path)
+    before = [h.to_dict() for h in idx.search("install kubectl cors", k=3)]
+    other = [record("x.md", "Completely different words about gardening.", anchor="g")]
+    tmp = tmp_path / "docs.scidx.tmp"
+    tmp.write_bytes(build_index(other))
+    os.replace(tmp, index_path)  # what the packer does
+    assert [h.to_dict() for h in idx.search("install kubectl cors", k=3)] == before
+    idx.close()
+    with load(index_path) as fresh:
+        assert len(fresh) == 1
+
+
+def test_close_and_context_manager(index_path: Path) -> None:
+    idx = load(index_path)
+    vectors = idx.vectors  # an exported view: close must not unmap under it
+    idx.close()
+    idx.close()  # idempotent
+    assert idx.closed
+    assert vectors.shape == (3, 64)
+    assert float(np.abs(vectors).sum()) > 0  # still readable
+    with pytest.raises(QueryError, match="closed"):
+        idx.search("kubectl")
+    with load(index_path) as idx2:
+        assert not idx2.closed
+    assert idx2.closed
+
+
+def test_threads_share_one_index(index_path: Path) -> None:
+    idx = load(index_path)
+    queries = ["kubectl", "cors", "chunk size", "install version", "max_chunk_chars"]
+    expected = {(q, m): idx.search(q, mode=m) for q in queries for m in ("hybrid", "keyword")}
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rnd = random.Random(seed)
+        try:
+            for _ in range(200):
+                q, m = rnd.choice(list(expected))
+                assert idx.search(q, mode=m) == expected[(q, m)]
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    idx.close()
+
+
+def test_load_time_does_not_grow_with_the_corpus(tmp_path: Path) -> None:
+    small = tmp_path / "small.scidx"
+    big = tmp_path / "big.scidx"
+    words = ["alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "theta"]
+    rnd = random.Random(7)
+
+    def corpus(n: int) -> list[dict[str, Any]]:
+        return [
+            record(f"d{i // 10:05d}.md", " ".join(rnd.choices(words, k=12)), anchor=f"a{i}")
+            for i in range(n)
+        ]
+
+    small.write_bytes(build_index(corpus(10), dims=8))
+    big.write_bytes(build_index(corpus(20_000), dims=8))
+
+    def best(path: Path) -> float:
+        times = []
+        for _ in range(15):
+            t = time.perf_counter()
+            load(path).close()
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    best(small), best(big)  # warm the page cache and imports
+    t_small, t_big = best(small), best(big)
+    # Constant work at open: generous bound against a noisy CI box.
+    assert t_big < max(5 * t_small, 0.005), (t_small, t_big)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation and corruption
+
+
+def test_empty_and_foreign_files(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.scidx"
+    empty.write_bytes(b"")
+    with pytest.raises(IndexFormatError):
+        load(empty)
+    foreign = tmp_path / "readme.scidx"
+    foreign.write_bytes(b"# not an index\n" * 10)
+    with pytest.raises(BadMagicError):
+        load(foreign)
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "missing.scidx")
+
+
+def _rewrite(mutate: Any) -> bytes:
+    arrays, meta = build_arrays(DOCS)
+    mutate(arrays, meta)
+    return write_arrays(arrays, meta)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda a, m: a.pop("vectors"), "has no array `vectors`"),
+        (lambda a, m: a.pop("bm25.post_weight"), "has no array `bm25.post_weight`"),
+        (
+            lambda a, m: a.__setitem__("chunk.source", a["chunk.source"].astype("<u8")),
+            "array `chunk.source` has dtype <u8, expected <u4",
+        ),
+        (
+            lambda a, m: a.__setitem__("vectors", a["vectors"][:, :32].copy()),
+            "array `vectors` has shape [3, 32], expected [3, 64]",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.doc_len", a["bm25.doc_len"][:2].copy()),
+            "array `bm25.doc_len` has shape [2], expected [3]",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.term_ptr", a["bm25.term_ptr"][:-1].copy()),
+            "array `bm25.term_ptr` has shape",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.term_ptr", a["bm25.term_ptr"] + np.uint64(1)),
+            "array `bm25.term_ptr` runs from 1",
+        ),
+        (lambda a, m: m.pop("provider"), "the header meta has no `provider` map"),
+        (
+            lambda a, m: m["provider"].__setitem__("dimensions", "64"),
+            "the provider stamp has dimensions '64'",
+        ),
+        (lambda a, m: m.__setitem__("urlTemplate", 3), "meta `urlTemplate` is int"),
+    ],
+)
+def test_inconsistent_arrays_are_corrupt(mutate: Any, message: str) -> None:
+    data = _rewrite(mutate)
+    with pytest.raises(CorruptIndexError) as info:
+        load_bytes(data, source="bad.scidx")
+    assert message in str(info.value)
+    assert str(info.value).startswith("bad.scidx: ")
+    assert "rebuild it with `toolup-rag pack-docs`" in str(info.value)
+
+
+def test_tokenizer_version_mismatch_is_unsupported() -> None:
+    data = _rewrite(lambda a, m: m["bm25"].__setitem__("tokenizer", "scidx-tok-99"))
+    with pytest.raises(UnsupportedFormatVersionError) as info:
+        load_bytes(data, source="old.scidx")
+    assert str(info.value) == (
+        "old.scidx: the keyword index was built with tokenizer 'scidx-tok-99', but this scidx "
+        "uses 'scidx-tok-1'; rebuild the index with `toolup-rag pack-docs` or install the "
+        "scidx version that built it."
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"] + np.uint32(5)),
+            "points past",
+        ),
+        (
+            lambda a, m: a.__setitem__("chunk.source", a["chunk.source"] + np.uint32(9)),
+            "array `chunk.source` points past",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.term_hash", a["bm25.term_hash"][::-1].copy()),
+            "array `bm25.term_hash` is not sorted",
+        ),
+        (
+            lambda a, m: a.__setitem__(
+                "vectors", np.where(np.arange(3)[:, None] == 1, np.nan, a["vectors"])
+            ),
+            "array `vectors` holds NaN",
+        ),
+    ],
+)
+def test_verify_finds_what_lazy_loading_does_not(mutate: Any, message: str) -> None:
+    data = _rewrite(mutate)
+    load_bytes(data).close()  # constant-time open does not read these
+    with pytest.raises(CorruptIndexError, match=message):
+        load_bytes(data, verify=True)
+
+
+def test_checksum_mismatch_only_with_verify(index_path: Path) -> None:
+    data = bytearray(index_path.read_bytes())
+    header = format.read_header(bytes(data))
+    info = header.arrays["chunk.text.data"]
+    pos = header.data_start + info.offset
+    data[pos] ^= 0x01  # "I" -> "H": still valid UTF-8
+    load_bytes(bytes(data)).close()
+    with pytest.raises(ChecksumMismatchError, match="chunk.text.data"):
+        load_bytes(bytes(data), verify=True)
+
+
+def _exercise(idx: Index) -> None:
+    for mode in ("keyword", "vector", "hybrid"):
+        idx.search("install kubectl cors chunk", mode=mode, k=5)
+        idx.search("guide", mode=mode, k=5, source="guide/*", heading="cors")
+        idx.search("guide", mode=mode, k=5, metadata={"section": "guide"})
+    for i in range(len(idx)):
+        idx.chunk(i)
+    idx.get("guide/install.md:cors:0")
+
+
+def test_truncation_at_every_offset_raises_only_index_format_errors(index_path: Path) -> None:
+    data = index_path.read_bytes()
+    for cut in range(len(data)):
+        with pytest.raises(IndexFormatError):
+            load_bytes(data[:cut])
+
+
+def test_flipped_bytes_raise_only_scidx_errors(index_path: Path) -> None:
+    data = index_path.read_bytes()
+    data_start = format.read_header(data).data_start
+    rnd = random.Random(1234)
+    outcomes = {"ok": 0, "error": 0}
+    for _trial in range(600):
+        corrupt = bytearray(data)
+        positions = [rnd.randrange(len(corrupt)) for _ in range(rnd.choice((1, 1, 2, 8)))]
+        for pos in positions:
+            corrupt[pos] ^= 1 << rnd.randrange(8)
+        blob = bytes(corrupt)
+        try:
+            with load_bytes(blob) as idx:
+                _exercise(idx)
+            outcomes["ok"] += 1
+        except ScidxError:
+            outcomes["error"] += 1
+        if any(pos >= data_start for pos in positions):
+            # Array bytes are checksummed: verify=True catches every flip there.
+            with pytest.raises(IndexFormatError):
+                load_bytes(blob, verify=True)
+        else:
+            # Header flips may land in free text (generator, meta values): no exception but
+            # a ScidxError is acceptable.
+            try:
+                load_bytes(blob, verify=True).close()
+            except ScidxError:
+                pass
+    assert outcomes["error"] > 0
+
+
+def test_verify_errors_are_index_format_errors_for_targeted_damage() -> None:
+    arrays, meta = build_arrays(DOCS)
+    # A string table whose offsets go backwards and whose bytes are not UTF-8.
+    offsets = arrays["chunk.text.offsets"].copy()
+    offsets[1], offsets[2] = offsets[2], offsets[1]
+    arrays["chunk.text.offsets"] = offsets
+    data = write_arrays(arrays, meta)
+    with load_bytes(data) as idx:
+        with pytest.raises(IndexFormatError):
+            _exercise(idx)
+    with pytest.raises(IndexFormatError):
+        load_bytes(data, verify=True)

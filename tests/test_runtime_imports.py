@@ -1,0 +1,38 @@
+"""The runtime path imports only numpy, msgpack, xxhash and the stdlib."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from test_load import DOCS, build_index
+
+HEAVY = ("typer", "rich", "markdown_it", "openai", "platformdirs")
+
+SCRIPT = """
+import sys
+import scidx
+from scidx.load import load
+idx = load(sys.argv[1])
+for mode in ("keyword", "vector", "hybrid"):
+    assert idx.search("install kubectl", mode=mode, k=3), mode
+idx.search_vector(idx.vectors[0], k=2)
+idx.close()
+heavy = sorted({heavy!r} & set(sys.modules))
+assert not heavy, heavy
+print("ok")
+"""
+
+
+def test_runtime_imports_stay_light(tmp_path: Path) -> None:
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(build_index(DOCS))
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(heavy=set(HEAVY)), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

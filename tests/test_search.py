@@ -1,0 +1,327 @@
+"""scidx.search through Index: vector/keyword/hybrid ranking, filters, snippets, errors."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+from test_load import DOCS, build_index, record
+
+from scidx.embed.base import Embedder
+from scidx.embed.hashing import HashingEmbedder
+from scidx.errors import QueryEmbeddingError, QueryError
+from scidx.load import Index, load_bytes
+from scidx.search import Hit, make_snippet
+
+WORDS = "alpha beta gamma delta kappa sigma omega theta lambda zeta".split()
+
+
+def random_corpus(n: int, seed: int = 5) -> list[dict[str, Any]]:
+    rnd = random.Random(seed)
+    recs = []
+    for i in range(n):
+        text = " ".join(rnd.choices(WORDS, k=rnd.randrange(3, 15)))
+        recs.append(record(f"d{i // 3:03d}.md", text, anchor=f"a{i % 3}", title=f"T{i // 3}"))
+    # Duplicate chunks (identical vectors and BM25 rows) create exact ties.
+    recs.append(record("zz.md", recs[0]["text"], anchor="dup", title=recs[0]["title"]))
+    recs.append(record("zz.md", recs[0]["text"], anchor="dup2", title=recs[0]["title"]))
+    return recs
+
+
+@pytest.fixture(scope="module")
+def corpus_index() -> Index:
+    return load_bytes(build_index(random_corpus(40)))
+
+
+@pytest.fixture(scope="module")
+def docs_index() -> Index:
+    return load_bytes(build_index(DOCS, url_template="https://docs.example.com/{path}#{anchor}"))
+
+
+def brute_force(matrix: np.ndarray, q: np.ndarray, k: int) -> tuple[list[int], list[float]]:
+    scores = matrix @ q
+    order = np.lexsort((np.arange(matrix.shape[0]), -scores))[:k]
+    return order.tolist(), scores[order].tolist()
+
+
+def ids_of(idx: Index, rows: list[int]) -> list[str]:
+    return [idx.chunk(r).id for r in rows]
+
+
+@pytest.mark.parametrize("k", [1, 5, "n", "n+1"])
+def test_vector_search_equals_brute_force(corpus_index: Index, k: int | str) -> None:
+    n = len(corpus_index)
+    kk = {"n": n, "n+1": n + 1}.get(k, k)  # type: ignore[call-overload]
+    matrix = np.array(corpus_index.vectors)
+    rnd = np.random.default_rng(0)
+    queries = [rnd.standard_normal(matrix.shape[1]) for _ in range(5)] + [matrix[0] * 3.0]
+    for q in queries:
+        qn = (q / np.linalg.norm(q)).astype(np.float32)
+        rows, scores = brute_force(matrix, qn, kk)
+        hits = corpus_index.search_vector(q, k=kk)
+        assert [h.id for h in hits] == ids_of(corpus_index, rows)
+        np.testing.assert_allclose([h.score for h in hits], scores, rtol=1e-6, atol=1e-6)
+        assert len(hits) == min(kk, n)
+
+
+def test_vector_ties_are_broken_by_row(corpus_index: Index) -> None:
+    matrix = np.array(corpus_index.vectors)
+    hits = corpus_index.search_vector(matrix[0], k=3)
+    # Row 0 and its two duplicates score exactly the same; document (row) order wins.
+    assert [h.id for h in hits] == [corpus_index.chunk(0).id, "zz.md:dup:0", "zz.md:dup2:0"]
+    assert hits[0].score == hits[1].score == hits[2].score
+
+
+def test_vector_mode_embeds_the_query_with_the_index_provider(corpus_index: Index) -> None:
+    q = HashingEmbedder(64).embed(["alpha beta"])[0]
+    assert corpus_index.search("alpha beta", mode="vector", k=7) == corpus_index.search_vector(
+        q, k=7, query="alpha beta"
+    )
+
+
+def test_keyword_ranking_matches_scores(corpus_index: Index) -> None:
+    hits = corpus_index.search("alpha gamma", mode="keyword", k=100)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(("alpha" in h.text or "gamma" in h.text) for h in hits)
+    # Ties (the duplicates) come in row order.
+    ties = [h.id for h in hits if h.text == corpus_index.chunk(0).text]
+    assert ties == [corpus_index.chunk(0).id, "zz.md:dup:0", "zz.md:dup2:0"]
+
+
+def test_hybrid_fuses_both_legs(corpus_index: Index) -> None:
+    query = "alpha kappa"
+    keyword = corpus_index.search(query, mode="keyword", k=10)
+    hybrid = corpus_index.search(query, k=10)
+    assert all(0.0 <= h.score <= 1.0 + 1e-6 for h in hybrid)
+    assert hybrid[0].score == pytest.approx(max(h.score for h in hybrid))
+    # alpha=0: pure keyword order (normalised by the top BM25 score).
+    only_kw = corpus_index.search(query, k=10, alpha=0.0)
+    assert [h.id for h in only_kw] == [h.id for h in keyword]
+    top = keyword[0].score
+    np.testing.assert_allclose([h.score for h in only_kw], [h.score / top for h in keyword])
+    # alpha=1: pure vector order among the candidates.
+    only_vec = corpus_index.search(query, k=10, alpha=1.0)
+    vec = corpus_index.search(query, mode="vector", k=10)
+    assert [h.id for h in only_vec] == [h.id for h in vec]
+
+
+def test_hybrid_with_a_supplied_vector_makes_no_embedding(docs_index: Index) -> None:
+    q = np.array(docs_index.vectors[1])
+    hits = docs_index.search("cors", query_vector=q, k=3)
+    assert hits[0].id == "guide/install.md:cors:0"
+
+
+def test_keyword_mode_makes_no_query_embedding() -> None:
+    data = build_index(DOCS, stamp={"provider": "nosuch", "model": "m", "dimensions": 64})
+    idx = load_bytes(data)
+    assert [h.id for h in idx.search("cors", mode="keyword")] == ["guide/install.md:cors:0"]
+    for mode in ("vector", "hybrid"):
+        with pytest.raises(QueryEmbeddingError) as info:
+            idx.search("cors", mode=mode)
+        assert 'mode="keyword"' in str(info.value)
+        assert "'nosuch'" in str(info.value)
+
+
+def test_openai_index_without_key_suggests_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    stamp = {
+        "provider": "openai",
+        "model": "text-embedding-3-small",
+        "dimensions": 64,
+        "normalization": "l2",
+    }
+    idx = load_bytes(build_index(DOCS, stamp=stamp))
+    with pytest.raises(QueryEmbeddingError, match='mode="keyword"'):
+        idx.search("cors", mode="vector")
+    assert idx.search("cors", mode="keyword")
+    # A caller-supplied vector needs no provider at all.
+    assert idx.search_vector(np.ones(64), k=2)
+
+
+class OtherEmbedder(Embedder):
+    provider_id = "hashing"
+    model_id = "hashing-v0"
+    dimensions = 64
+
+    def embed_batch(self, texts: Any) -> Any:  # pragma: no cover - never called
+        raise AssertionError
+
+
+def test_mismatched_query_embedder_is_refused() -> None:
+    data = build_index(DOCS)
+    with pytest.raises(QueryEmbeddingError) as info:
+        load_bytes(data, query_embedder=OtherEmbedder())
+    assert str(info.value) == (
+        "<buffer>: the query embedder is hashing/hashing-v0 (64 dims) but the index was "
+        "embedded with hashing/hashing-v1 (64 dims); vectors from different models are not "
+        'comparable. Use the index\'s provider, mode="keyword", or rebuild the index.'
+    )
+    idx = load_bytes(data, query_embedder=HashingEmbedder(64))
+    assert idx.search("cors", mode="vector")[0].id == "guide/install.md:cors:0"
+
+
+def test_unknown_hashing_model_is_refused() -> None:
+    stamp = {"provider": "hashing", "model": "hashing-v9", "dimensions": 64}
+    idx = load_bytes(build_index(DOCS, stamp=stamp))
+    with pytest.raises(QueryEmbeddingError, match="upgrade scidx or rebuild"):
+        idx.search("cors", mode="vector")
+
+
+# ---------------------------------------------------------------------------------------------
+# Hits, filters, min_score
+
+
+def test_hit_fields_and_to_dict(docs_index: Index) -> None:
+    (hit,) = docs_index.search("max_chunk_chars", mode="keyword")
+    assert isinstance(hit, Hit)
+    assert hit.to_dict() == {
+        "id": "ref/options.md:options:0",
+        "score": hit.score,
+        "source": "ref/options.md",
+        "anchor": "options",
+        "headingPath": ["Options"],
+        "title": "Options",
+        "text": "The max_chunk_chars option bounds the size of each chunk.",
+        "snippet": "The max_chunk_chars option bounds the size of each chunk.",
+        "url": "https://docs.example.com/ref/options#options",
+    }
+    plain = load_bytes(build_index(DOCS))
+    assert plain.search("max_chunk_chars", mode="keyword")[0].url is None
+
+
+def test_filters(docs_index: Index) -> None:
+    def ids(**kw: Any) -> list[str]:
+        return [h.id for h in docs_index.search("guide options chunk kubectl cors", k=10, **kw)]
+
+    everything = ids()
+    assert len(everything) == 3
+    assert ids(source="guide/*") == [i for i in everything if i.startswith("guide/")]
+    assert ids(source="ref/") == ["ref/options.md:options:0"]
+    assert ids(source="*.txt") == []
+    assert ids(heading="cors") == ["guide/install.md:cors:0"]
+    assert ids(heading="GUIDE") == [i for i in everything if i.startswith("guide/")]
+    assert ids(metadata={"section": "reference"}) == ["ref/options.md:options:0"]
+    assert ids(metadata={"section": "guide"}, heading="install") == ["guide/install.md:install:0"]
+    assert ids(metadata={"missing": "x"}) == []
+    for mode in ("keyword", "vector"):
+        hits = docs_index.search("guide", mode=mode, source="guide/install.md", k=10)
+        assert {h.source for h in hits} == {"guide/install.md"}
+
+
+def test_filters_return_k_hits_when_they_exist() -> None:
+    recs = [record(f"a/{i:03d}.md", "common words here", anchor=f"x{i}") for i in range(50)]
+    recs += [
+        record(f"b/{i:03d}.md", "common words", anchor="target", heading_path=["Target"])
+        for i in range(5)
+    ]
+    idx = load_bytes(build_index(recs))
+    hits = idx.search("common words", mode="keyword", k=5, heading="target")
+    assert [h.source for h in hits] == [f"b/{i:03d}.md" for i in range(5)]
+
+
+def test_min_score(docs_index: Index) -> None:
+    hits = docs_index.search("kubectl cors", mode="keyword", k=10)
+    cut = hits[0].score
+    assert [h.id for h in docs_index.search("kubectl cors", mode="keyword", min_score=cut)] == [
+        h.id for h in hits if h.score >= cut
+    ]
+    assert docs_index.search("kubectl", mode="keyword", min_score=1e9) == []
+
+
+def test_empty_and_stop_word_queries(docs_index: Index) -> None:
+    for mode in ("keyword", "vector", "hybrid"):
+        assert docs_index.search("", mode=mode) == []
+        assert docs_index.search("   \n", mode=mode) == []
+        assert docs_index.search("the of and", mode=mode) == []
+    assert docs_index.search("zzzunknownzzz", mode="keyword") == []
+
+
+def test_k_larger_than_the_corpus(docs_index: Index) -> None:
+    for mode in ("keyword", "vector", "hybrid"):
+        hits = docs_index.search("guide chunk", mode=mode, k=1000)
+        assert 1 <= len(hits) <= len(docs_index)
+    assert len(docs_index.search_vector(np.ones(64), k=1000)) == len(docs_index)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"k": 0}, "k must be a positive integer, got 0"),
+        ({"k": -3}, "k must be a positive integer, got -3"),
+        ({"k": True}, "k must be a positive integer, got True"),
+        ({"k": 2.5}, "k must be a positive integer, got 2.5"),
+        (
+            {"mode": "semantic"},
+            "unknown search mode 'semantic'; use one of hybrid, keyword, vector",
+        ),
+        ({"alpha": 1.5}, r"alpha must be a number in \[0, 1\], got 1.5"),
+        ({"min_score": float("nan")}, "min_score must be a number"),
+        ({"snippet_chars": 0}, "snippet_chars must be a positive integer, got 0"),
+        ({"source": ""}, "the source filter must be a non-empty glob or path prefix"),
+        ({"heading": ""}, "the heading filter must be a non-empty string"),
+        ({"metadata": {1: "x"}}, "the metadata filter must map front-matter field names"),
+        ({"query_vector": [float("nan")] * 64}, "the query vector contains NaN or infinite"),
+        ({"query_vector": [1.0] * 63}, r"the query vector has shape \[63\], but this index"),
+        ({"query_vector": [0.0] * 64}, "the query vector is all zeros"),
+        ({"query_vector": "abc"}, "the query vector"),
+    ],
+)
+def test_bad_requests_raise_query_error(
+    docs_index: Index, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(QueryError, match=message):
+        docs_index.search("cors", **kwargs)
+
+
+def test_query_error_is_a_value_error(docs_index: Index) -> None:
+    with pytest.raises(ValueError):
+        docs_index.search("cors", k=0)
+    with pytest.raises(QueryError, match="the query must be a str"):
+        docs_index.search(b"cors")  # type: ignore[arg-type]
+    with pytest.raises(QueryError):
+        docs_index.search_vector(None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Snippets
+
+
+LONG = (
+    "Kubernetes runs containers. " * 10
+    + "To configure CORS on the ingress, set the allowed origins and the CORS headers. "
+    + "Unrelated filler sentence about clusters. " * 10
+)
+
+
+def test_snippet_picks_the_densest_passage() -> None:
+    snippet = make_snippet(LONG, ["configur", "cor"], 120)
+    assert len(snippet) <= 120
+    assert "configure CORS" in snippet
+    assert snippet.startswith("…") and snippet.endswith("…")
+    inner = snippet.strip("…")
+    # Cut on word boundaries: every word is a whole word of the text.
+    words = LONG.split()
+    assert all(w in words for w in inner.split())
+
+
+def test_snippet_without_matches_and_short_text() -> None:
+    assert make_snippet("short  text\nhere", ["x"], 240) == "short text here"
+    snippet = make_snippet(LONG, ["nomatch"], 50)
+    assert len(snippet) <= 50 and snippet.startswith("Kubernetes") and snippet.endswith("…")
+    assert make_snippet(LONG, [], 50) == snippet
+
+
+@pytest.mark.parametrize("limit", [1, 5, 30, 239, 240, 1000])
+def test_snippet_respects_the_limit(limit: int) -> None:
+    for terms in (["cor"], ["kubernet"], ["zzz"]):
+        assert len(make_snippet(LONG, terms, limit)) <= limit
+
+
+def test_search_snippets(docs_index: Index) -> None:
+    text = DOCS[0]["text"]
+    (hit, *_) = docs_index.search("version", mode="keyword", snippet_chars=30)
+    assert hit.text == text
+    assert len(hit.snippet) <= 30 and "version" in hit.snippet
