@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_load import DOCS, build_index, record
 
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import QueryEmbeddingError, QueryError
 from scidx.load import Index, load_bytes
 from scidx.search import Hit, make_snippet
+from test_load import DOCS, build_index, record
 
 WORDS = "alpha beta gamma delta kappa sigma omega theta lambda zeta".split()
 
