@@ -651,7 +651,10 @@ class OpenAIEmbedder(Embedder):
         if failure.what.startswith("HTTP 401"):
             hint = " Check that OPENAI_API_KEY holds a valid key for this server."
         elif failure.what.startswith("HTTP 403") or failure.what.startswith("HTTP 404"):
-            hint = ' Check "model" and "baseUrl" in staticcorpus.json and the key\'s access.'
+            hint = (
+                ' Check "model" and "baseUrl" in staticcorpus.json (an OpenAI-compatible baseUrl'
+                " usually ends in /v1) and what the key may access."
+            )
         elif failure.token_limit:
             hint = ' Lower "batchSize" or the chunk size.'
         return (
