@@ -362,3 +362,19 @@ def test_packs_every_shared_corpus_identically_twice(shared_dir: Path, tmp_path:
         assert second.chunks == first.chunks
         assert out.read_bytes() == data, name
         out.unlink()
+
+
+def test_worker_processes_do_not_change_bytes(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg, workers=1, use_cache=False)
+    serial = (tmp_path / "out" / "docs.scidx").read_bytes()
+    result = pack_docs(cfg, workers=2, force=True, use_cache=False)
+    assert result.embedded == result.chunks
+    assert (tmp_path / "out" / "docs.scidx").read_bytes() == serial
+
+
+def test_bad_workers_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = make_project(tmp_path)
+    monkeypatch.setenv("SCIDX_WORKERS", "many")
+    with pytest.raises(ConfigError, match="SCIDX_WORKERS='many' must be a whole number >= 1"):
+        pack_docs(cfg)

@@ -19,7 +19,7 @@ import json
 import os
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -446,6 +446,152 @@ def _file_hash(path: Path) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Parallelism: chunking and offline embedding are CPU-bound Python, so they run in processes.
+
+# Below this much Markdown, starting worker processes costs more than it saves.
+_PARALLEL_MIN_BYTES = 2 << 20
+_CHUNK_JOB_BYTES = 256 << 10
+_EMBED_JOB_TEXTS = 1024
+
+
+def _auto_workers() -> int:
+    raw = os.environ.get("SCIDX_WORKERS", "").strip()
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ConfigError(f"SCIDX_WORKERS={raw!r} must be a whole number >= 1")
+        return value
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _chunk_job(
+    items: Sequence[tuple[str, bytes]], max_chunk_chars: int, anchor_style: str
+) -> list[Record]:
+    out: list[Record] = []
+    for source, data in items:
+        text = _decode(source, data)
+        chunks = chunk_markdown(
+            text,
+            source,
+            max_chunk_chars=max_chunk_chars,
+            anchor_style=anchor_style,  # type: ignore[arg-type]  # validated by config
+        )
+        out.extend(Record.from_chunk(c) for c in chunks)
+    return out
+
+
+_worker_embedders: dict[int, HashingEmbedder] = {}
+
+
+def _hashing_job(dimensions: int, texts: Sequence[str]) -> np.ndarray:
+    embedder = _worker_embedders.get(dimensions)
+    if embedder is None:
+        embedder = _worker_embedders[dimensions] = HashingEmbedder(dimensions=dimensions)
+    return embedder.embed_batch(texts)
+
+
+class _Pool:
+    """An optional process pool; with ``executor`` None everything runs in this process."""
+
+    def __init__(self, executor: Any) -> None:
+        self.executor = executor
+
+    @classmethod
+    def start(cls, workers: int | None, total_bytes: int) -> _Pool:
+        count = _auto_workers() if workers is None else workers
+        if count < 1:
+            raise ConfigError(f"workers must be >= 1, got {count}")
+        if count == 1 or (workers is None and total_bytes < _PARALLEL_MIN_BYTES):
+            return cls(None)
+        import multiprocessing
+        import threading
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork is cheap and needs no __main__ guard in the caller's script, but forking a
+        # process that runs other threads is unsafe; then spawn.
+        method = "fork"
+        if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+            method = "spawn"
+        try:
+            executor = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method))
+        except (OSError, RuntimeError, ValueError):
+            return cls(None)
+        return cls(executor)
+
+    def map(self, fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
+        """Run ``fn(*job)`` for every job, yielding results in job order."""
+        if self.executor is None:
+            for job in jobs:
+                yield fn(*job)
+            return
+        futures = [self.executor.submit(fn, *job) for job in jobs]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def wrap(self, embedder: Embedder) -> Embedder:
+        """Fan the offline hashing embedder out to the pool; other providers pass through."""
+        if self.executor is None or type(embedder) is not HashingEmbedder:
+            return embedder
+        return _PoolHashingEmbedder(embedder, self)
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            self.executor = None
+
+
+class _PoolHashingEmbedder(Embedder):
+    """The hashing embedder, batches computed in worker processes (same vectors, same order)."""
+
+    def __init__(self, inner: HashingEmbedder, pool: _Pool) -> None:
+        self.inner = inner
+        self.pool = pool
+        self.provider_id = inner.provider_id
+        self.model_id = inner.model_id
+        self.dimensions = inner.dimensions
+        self.normalization = inner.normalization
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_batch(texts)
+
+    def embed_iter(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+        starts = range(0, len(texts), _EMBED_JOB_TEXTS)
+        jobs = [(self.dimensions, list(texts[i : i + _EMBED_JOB_TEXTS])) for i in starts]
+        for start, vectors in zip(starts, self.pool.map(_hashing_job, jobs), strict=True):
+            yield list(range(start, start + len(vectors))), vectors
+
+
+def _chunk_all(
+    raw: Sequence[tuple[InputFile, bytes]], cfg: Config, pool: _Pool, progress: Progress
+) -> list[Record]:
+    jobs: list[tuple[Any, ...]] = []
+    batch: list[tuple[str, bytes]] = []
+    size = 0
+    for item, data in raw:
+        batch.append((item.source, data))
+        size += len(data)
+        if size >= _CHUNK_JOB_BYTES:
+            jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style))
+            batch, size = [], 0
+    if batch:
+        jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style))
+    records: list[Record] = []
+    done = 0
+    for job, result in zip(jobs, pool.map(_chunk_job, jobs), strict=True):
+        records.extend(result)
+        done += len(job[0])
+        progress("chunk", done, len(raw))
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
 # Public entry points
 
 
@@ -552,12 +698,12 @@ def _read_inputs(inputs: Sequence[InputFile], progress: Progress) -> list[tuple[
     return out
 
 
-def _decode(item: InputFile, data: bytes) -> str:
+def _decode(source: str, data: bytes) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"{item.source}: not valid UTF-8 at byte offset {exc.start} "
+            f"{source}: not valid UTF-8 at byte offset {exc.start} "
             f"(byte 0x{data[exc.start]:02x}); re-save the file as UTF-8 or exclude it"
         ) from None
     return unicodedata.normalize("NFC", text) if not text.isascii() else text
@@ -599,6 +745,7 @@ def pack_docs(
     force: bool = False,
     use_cache: bool = True,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> PackResult:
     """Pack the Markdown files selected by a ``staticcorpus.json`` config into its output.
 
@@ -607,6 +754,9 @@ def pack_docs(
         force: Rebuild even when the sidecar says the output is up to date.
         use_cache: Use the disk embedding cache (``--no-cache`` turns it off).
         progress: ``progress(stage, done, total)`` callback.
+        workers: Processes for chunking and offline embedding; ``None`` picks one per core
+            (``$SCIDX_WORKERS`` overrides) for corpora big enough to gain from it. The output
+            bytes never depend on it.
 
     Returns:
         A :class:`PackResult`; ``up_to_date`` is True when nothing was written.
@@ -650,19 +800,19 @@ def pack_docs(
                 seconds=time.perf_counter() - started,
             )
 
-    records: list[Record] = []
-    for i, (item, data) in enumerate(raw):
-        text = _decode(item, data)
-        for chunk in chunk_markdown(
-            text, item.source, max_chunk_chars=cfg.max_chunk_chars, anchor_style=cfg.anchor_style
-        ):
-            records.append(Record.from_chunk(chunk))
-        report("chunk", i + 1, len(raw))
-    valid = validate_records(records)
-
-    vectors, hits, misses = _embed(
-        valid, embedder, cache_dir=cfg.cache_dir, use_cache=use_cache, progress=report
-    )
+    pool = _Pool.start(workers, sum(len(d) for _, d in raw))
+    try:
+        records = _chunk_all(raw, cfg, pool, report)
+        valid = validate_records(records)
+        vectors, hits, misses = _embed(
+            valid,
+            pool.wrap(embedder),
+            cache_dir=cfg.cache_dir,
+            use_cache=use_cache,
+            progress=report,
+        )
+    finally:
+        pool.close()
     meta: dict[str, Any] = {
         "packer": PACKER_VERSION,
         "provider": stamp,
