@@ -619,3 +619,37 @@ def test_close_and_reopen(server: FakeOpenAIServer, key: str) -> None:
     emb.embed(["b"])  # a new pool is opened on demand
     emb.close()
     assert server.request_count == 2
+
+
+# -- end to end: pack with OpenAI, search with the same model ------------------------------
+
+
+def test_pack_and_search_an_openai_index(
+    server: FakeOpenAIServer, key: str, tmp_path: Path
+) -> None:
+    from scidx.load import load
+    from scidx.pack import pack_records
+
+    records = [
+        {"id": f"doc{i}", "title": f"Page {i}", "text": f"about widgets number {i}"}
+        for i in range(12)
+    ]
+    out = tmp_path / "docs.scidx"
+    pack_records(records, out, embedder=make(server), cache_dir=tmp_path / "cache")
+    packed_inputs = server.input_count
+    assert packed_inputs == 12
+
+    index = load(out, embedder_options={"base_url": server.base_url})
+    assert index.stamp == make(server).stamp()
+    hits = index.search("about widgets number 3", mode="vector", k=3)
+    assert len(hits) == 3
+    assert server.input_count == packed_inputs + 1  # one query sent
+    index.search("about widgets number 3", mode="vector", k=3)
+    assert server.input_count == packed_inputs + 1  # the query vector was cached
+
+    # A rebuild from the cache sends nothing and needs no key.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("OPENAI_API_KEY")
+        again = pack_records(records, None, embedder=make(server), cache_dir=tmp_path / "cache")
+    assert again.data == out.read_bytes()
+    assert server.input_count == packed_inputs + 1
