@@ -12,7 +12,7 @@ from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import QueryEmbeddingError, QueryError
 from scidx.load import Index, load_bytes
-from scidx.search import Hit, make_snippet
+from scidx.search import PRF_BETA, PRF_DOCS, Hit, make_snippet
 from test_load import DOCS, build_index, record
 
 WORDS = "alpha beta gamma delta kappa sigma omega theta lambda zeta".split()
@@ -102,10 +102,19 @@ def test_hybrid_fuses_both_legs(corpus_index: Index) -> None:
     assert [h.id for h in only_kw] == [h.id for h in keyword]
     top = keyword[0].score
     np.testing.assert_allclose([h.score for h in only_kw], [h.score / top for h in keyword])
-    # alpha=1: pure vector order among the candidates.
+    # alpha=1: pure vector order, for the query expanded with the top keyword hits (Rocchio).
     only_vec = corpus_index.search(query, k=10, alpha=1.0)
-    vec = corpus_index.search(query, mode="vector", k=10)
-    assert [h.id for h in only_vec] == [h.id for h in vec]
+    matrix = np.array(corpus_index.vectors, dtype=np.float64)
+    rows = {h.id: i for i, h in enumerate(corpus_index.chunk(r) for r in range(len(matrix)))}
+    fb = keyword[:PRF_DOCS]
+    weights = np.array([h.score for h in fb])
+    centroid = weights @ matrix[[rows[h.id] for h in fb]] / weights.sum()
+    q = HashingEmbedder(64).embed([query])[0]
+    expanded = q / np.linalg.norm(q) + PRF_BETA * centroid
+    cos = np.maximum(matrix @ (expanded / np.linalg.norm(expanded)), 0.0)
+    order = np.lexsort((np.arange(len(cos)), -cos))[:10]
+    assert [h.id for h in only_vec] == ids_of(corpus_index, order.tolist())
+    np.testing.assert_allclose([h.score for h in only_vec], cos[order] / cos.max(), rtol=1e-5)
 
 
 def test_hybrid_with_a_supplied_vector_makes_no_embedding(docs_index: Index) -> None:
