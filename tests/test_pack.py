@@ -85,7 +85,8 @@ def test_pack_twice_is_byte_identical(tmp_path: Path) -> None:
     cfg = make_project(tmp_path)
     pack_docs(cfg)
     first = (tmp_path / "out" / "docs.scidx").read_bytes()
-    pack_docs(cfg, force=True, use_cache=False)
+    (tmp_path / "out" / "docs.scidx").unlink()  # a clean build: nothing to reuse
+    pack_docs(cfg, use_cache=False)
     assert (tmp_path / "out" / "docs.scidx").read_bytes() == first
 
 
@@ -288,12 +289,99 @@ def test_record_objects_and_mappings_agree() -> None:
 
 def test_cache_hits_on_second_pack(tmp_path: Path) -> None:
     cfg = make_project(tmp_path)
+    out = tmp_path / "out" / "docs.scidx"
     first = pack_docs(cfg)
     assert first.embedded == first.chunks and first.cache_hits == 0
-    second = pack_docs(cfg, force=True)
+    out.unlink()
+    second = pack_docs(cfg)
     assert second.cache_hits == second.chunks and second.embedded == 0
-    off = pack_docs(cfg, force=True, use_cache=False)
+    out.unlink()
+    off = pack_docs(cfg, use_cache=False)
     assert off.cache_hits == 0 and off.embedded == off.chunks
+
+
+def test_vectors_reused_from_previous_index_without_cache(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    first = pack_docs(cfg, use_cache=False)
+    out = tmp_path / "out" / "docs.scidx"
+    good = out.read_bytes()
+    (tmp_path / "docs" / "a.md").write_text(DOC_A + "\n## New\n\nMore words.\n")
+    second = pack_docs(cfg, use_cache=False)
+    # Every unchanged chunk text comes from the previous index; only the new one is embedded.
+    assert second.embedded == 1
+    assert second.cache_hits == second.chunks - 1
+    assert first.chunks + 1 == second.chunks
+    assert out.read_bytes() != good
+
+
+def test_reuse_from_another_index(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg, use_cache=False)
+    out = tmp_path / "out" / "docs.scidx"
+    saved = tmp_path / "saved.scidx"
+    out.rename(saved)
+    result = pack_docs(cfg, use_cache=False, reuse=saved)
+    assert result.embedded == 0 and result.cache_hits == result.chunks
+    assert out.read_bytes() == saved.read_bytes()
+    saved.write_bytes(b"not an index")
+    with pytest.raises(ConfigError, match="--reuse .*saved.scidx: not a valid index"):
+        pack_docs(cfg, force=True, reuse=saved)
+
+
+def test_change_report(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    first = pack_docs(cfg)
+    assert first.changes is not None and first.changes["previous"] is False
+    assert first.changes["sourcesAdded"] == ["docs/a.md", "docs/sub/b.md"]
+    (tmp_path / "docs" / "a.md").write_text(
+        DOC_A.replace("Tune the", "Oil the") + "\n## New\n\nx\n"
+    )
+    (tmp_path / "docs" / "sub" / "b.md").unlink()
+    (tmp_path / "docs" / "c.md").write_text("# C\n\nsee\n")
+    second = pack_docs(cfg)
+    ch = second.changes
+    assert ch is not None
+    assert ch["previous"] is True
+    assert ch["chunksAdded"] == ["docs/a.md:new:0", "docs/c.md:c:0"]
+    assert ch["chunksChanged"] == ["docs/a.md:advanced:0"]
+    assert ch["chunksRemoved"] == ["docs/sub/b.md::0", "docs/sub/b.md:errors:0"]
+    assert ch["sourcesAdded"] == ["docs/c.md"]
+    assert ch["sourcesRemoved"] == ["docs/sub/b.md"]
+    assert ch["bytesBefore"] == first.output_bytes
+    assert ch["bytesAfter"] == second.output_bytes
+
+
+def test_check_mode_writes_nothing(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    out = tmp_path / "out" / "docs.scidx"
+    missing = pack_docs(cfg, check=True)
+    assert missing.stale and not out.exists()
+    pack_docs(cfg)
+    assert not pack_docs(cfg, check=True).stale
+    # Without the sidecar (a fresh CI checkout with a committed index) the bytes decide.
+    sidecar_path(out).unlink()
+    fresh = pack_docs(cfg, check=True)
+    assert fresh.up_to_date and not fresh.stale
+    assert not sidecar_path(out).exists()
+    before = out.read_bytes()
+    (tmp_path / "docs" / "a.md").write_text(DOC_A + "\n## New\n\nx\n")
+    stale = pack_docs(cfg, check=True)
+    assert stale.stale and stale.changes is not None
+    assert stale.changes["chunksAdded"] == ["docs/a.md:new:0"]
+    assert out.read_bytes() == before
+    assert not sidecar_path(out).exists()
+
+
+def test_dry_run_reports_misses(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    plan = pack_docs(cfg, dry_run=True)
+    assert plan.dry_run is not None
+    assert plan.dry_run["chunks"] == plan.chunks and plan.dry_run["cached"] == 0
+    assert not (tmp_path / "out" / "docs.scidx").exists()
+    pack_docs(cfg)
+    again = pack_docs(cfg, dry_run=True)
+    assert again.dry_run is not None
+    assert again.dry_run["chunks"] == 0 and again.dry_run["cached"] == again.chunks
 
 
 def test_killed_pack_leaves_previous_index(tmp_path: Path) -> None:
@@ -367,8 +455,10 @@ def test_packs_every_shared_corpus_identically_twice(shared_dir: Path, tmp_path:
 def test_worker_processes_do_not_change_bytes(tmp_path: Path) -> None:
     cfg = make_project(tmp_path)
     pack_docs(cfg, workers=1, use_cache=False)
-    serial = (tmp_path / "out" / "docs.scidx").read_bytes()
-    result = pack_docs(cfg, workers=2, force=True, use_cache=False)
+    out = tmp_path / "out" / "docs.scidx"
+    serial = out.read_bytes()
+    out.unlink()  # so that nothing is reused from it
+    result = pack_docs(cfg, workers=2, use_cache=False)
     assert result.embedded == result.chunks
     assert (tmp_path / "out" / "docs.scidx").read_bytes() == serial
 

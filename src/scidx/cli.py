@@ -24,7 +24,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from scidx import __version__
-from scidx.errors import ScidxError
+from scidx.errors import ConfigError, ScidxError
 
 # Locals may hold an API key: never print them in tracebacks.
 app = typer.Typer(
@@ -47,6 +47,10 @@ def _fail(exc: ScidxError) -> NoReturn:
     typer.echo(f"error: {exc}", err=True)
     _State.failed_on_purpose = True
     raise typer.Exit(exc.exit_code)
+
+
+def _unreadable(path: Path, exc: OSError) -> ConfigError:
+    return ConfigError(f"cannot read {path}: {exc.strerror or exc}; check the index path")
 
 
 def _version_callback(value: bool) -> None:
@@ -128,19 +132,43 @@ def pack_docs_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary as one JSON object.")
     ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Write nothing; exit 0 if the index is up to date, 6 if stale."
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Show what would be embedded (and its cost); send nothing."),
+    ] = False,
+    reuse: Annotated[
+        Path | None,
+        typer.Option("--reuse", help="Reuse vectors from this index (same provider stamp)."),
+    ] = None,
 ) -> None:
     """Pack the Markdown files selected by a config into one .scidx index.
 
     Exit codes: 0 written or up to date, 1 config/input invalid, 2 embedding provider
-    failed, 3 output could not be written.
+    failed, 3 output could not be written, 6 stale (with --check).
     """
     from scidx.pack import pack_docs
 
+    if check and dry_run:
+        _fail(ConfigError("use either --check or --dry-run, not both"))
     reporter: _PlainProgress | _RichProgress | None = None
     if not quiet and not as_json:
         reporter = _RichProgress() if sys.stderr.isatty() else _PlainProgress()
     try:
-        result = pack_docs(config, force=force, use_cache=not no_cache, progress=reporter)
+        result = pack_docs(
+            config,
+            force=force,
+            use_cache=not no_cache,
+            progress=reporter,
+            check=check,
+            dry_run=dry_run,
+            reuse=reuse,
+        )
     except ScidxError as exc:
         if reporter is not None:
             reporter.close()
@@ -149,6 +177,23 @@ def pack_docs_command(
         reporter.close()
     if as_json:
         typer.echo(json.dumps(result.to_dict(), sort_keys=True))
+    elif result.dry_run is not None:
+        plan = result.dry_run
+        cost = plan.get("cost_usd")
+        typer.echo(
+            f"dry run: {result.chunks} chunks, {plan['cached']} already embedded "
+            f"(cache or previous index), {plan['chunks']} would be sent"
+            + (f" in {plan['requests']} requests" if plan.get("requests") else "")
+            + (f", ~{plan['tokens']} tokens" if plan.get("tokens") is not None else "")
+            + (f", est. ${cost:.4f}" if isinstance(cost, (int, float)) else "")
+            + "; nothing sent, nothing written"
+        )
+    elif check:
+        if result.stale:
+            typer.echo(f"{result.output} is stale: run `toolup-rag pack-docs --config {config}`")
+            _print_changes(result.changes, always=True)
+        else:
+            typer.echo(f"{result.output} is up to date")
     elif not quiet:
         if result.up_to_date:
             typer.echo(
@@ -161,6 +206,38 @@ def pack_docs_command(
                 f"({_human_bytes(result.output_bytes)}; {result.embedded} embedded, "
                 f"{result.cache_hits} cache hits; {result.seconds:.2f} s)"
             )
+            _print_changes(result.changes)
+    if check and result.stale:
+        raise typer.Exit(STALE_EXIT)
+
+
+STALE_EXIT = 6
+_LIST_LIMIT = 20
+
+
+def _print_changes(changes: dict[str, Any] | None, *, always: bool = False) -> None:
+    if not changes or (not changes.get("previous") and not always):
+        return
+    added, changed, removed = (
+        changes["chunksAdded"],
+        changes["chunksChanged"],
+        changes["chunksRemoved"],
+    )
+    before = changes.get("bytesBefore")
+    size = (
+        f"{_human_bytes(before)} → {_human_bytes(changes['bytesAfter'])}"
+        if before is not None
+        else f"new, {_human_bytes(changes['bytesAfter'])}"
+    )
+    typer.echo(
+        f"changes: {len(added)} chunks added, {len(changed)} changed, {len(removed)} removed; "
+        f"sources +{len(changes['sourcesAdded'])} -{len(changes['sourcesRemoved'])}; {size}"
+    )
+    for mark, ids in (("+", added), ("~", changed), ("-", removed)):
+        for chunk_id in ids[:_LIST_LIMIT]:
+            typer.echo(f"  {mark} {chunk_id}")
+        if len(ids) > _LIST_LIMIT:
+            typer.echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")
 
 
 @app.command("search")
@@ -182,6 +259,8 @@ def search_command(
             rows = [hit.to_dict() for hit in hits]
     except ScidxError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_unreadable(index, exc))
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=1))
         return
@@ -232,6 +311,8 @@ def inspect_command(
                 pass
     except ScidxError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_unreadable(index, exc))
     meta = header.meta
     info = {
         "file": str(index),

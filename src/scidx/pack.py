@@ -114,6 +114,9 @@ class PackResult:
         output_bytes: Size of the index.
         seconds: Wall time of the pack.
         data: The index bytes, for an in-memory pack only.
+        changes: Chunks and sources added/changed/removed against the previous index.
+        stale: With ``check``: the output is out of date.
+        dry_run: With ``dry_run``: what would be sent to the provider.
     """
 
     output: Path | None
@@ -126,6 +129,8 @@ class PackResult:
     seconds: float = 0.0
     data: bytes | None = None
     changes: dict[str, Any] | None = None
+    stale: bool = False
+    dry_run: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as a JSON-able dict (``--json``)."""
@@ -141,6 +146,10 @@ class PackResult:
         }
         if self.changes is not None:
             out["changes"] = self.changes
+        if self.stale:
+            out["stale"] = True
+        if self.dry_run is not None:
+            out["dryRun"] = self.dry_run
         return out
 
 
@@ -746,8 +755,15 @@ def pack_docs(
     use_cache: bool = True,
     progress: Progress | None = None,
     workers: int | None = None,
+    check: bool = False,
+    dry_run: bool = False,
+    reuse: str | Path | None = None,
 ) -> PackResult:
     """Pack the Markdown files selected by a ``staticcorpus.json`` config into its output.
+
+    Vectors of unchanged chunk texts are reused from the existing output (or from ``reuse``)
+    when it was built with the same provider stamp, so a fresh checkout with a committed index
+    rebuilds without calling the provider.
 
     Args:
         config: A :class:`~scidx.config.Config` or the path of a config file.
@@ -757,9 +773,15 @@ def pack_docs(
         workers: Processes for chunking and offline embedding; ``None`` picks one per core
             (``$SCIDX_WORKERS`` overrides) for corpora big enough to gain from it. The output
             bytes never depend on it.
+        check: Build in memory and compare with the existing output; write nothing.
+            ``PackResult.stale`` tells the outcome.
+        dry_run: Chunk and look up the cache, then report what would be embedded
+            (``PackResult.dry_run``); no provider request, nothing written.
+        reuse: Another index whose vectors may be reused (same provider stamp only).
 
     Returns:
-        A :class:`PackResult`; ``up_to_date`` is True when nothing was written.
+        A :class:`PackResult`; ``up_to_date`` is True when nothing needed writing, ``changes``
+        compares the new index with the previous one.
 
     Raises:
         ConfigError: The config is invalid or an input file is unusable (exit code 1).
@@ -781,35 +803,46 @@ def pack_docs(
     digest = _inputs_digest(cfg, stamp, file_hashes)
     output = cfg.output
     sidecar = sidecar_path(output)
+    result = PackResult(output=output, files=len(raw))
 
-    if not force:
-        previous = _read_sidecar(sidecar)
+    if not force and not dry_run:
+        previous_side = _read_sidecar(sidecar)
         if (
-            previous is not None
-            and previous.get("inputsHash") == digest
-            and isinstance(previous.get("output"), dict)
+            previous_side is not None
+            and previous_side.get("inputsHash") == digest
+            and isinstance(previous_side.get("output"), dict)
             and output.is_file()
-            and _file_hash(output) == previous["output"].get("xxh3")
+            and _file_hash(output) == previous_side["output"].get("xxh3")
         ):
-            return PackResult(
-                output=output,
-                up_to_date=True,
-                files=len(raw),
-                chunks=int(previous.get("chunks", 0)),
-                output_bytes=output.stat().st_size,
-                seconds=time.perf_counter() - started,
-            )
+            result.up_to_date = True
+            result.chunks = int(previous_side.get("chunks", 0))
+            result.output_bytes = output.stat().st_size
+            result.seconds = time.perf_counter() - started
+            return result
+
+    previous = _read_previous(output, embedder)
+    seed = dict(previous.seed) if previous is not None else {}
+    if reuse is not None:
+        other = _read_previous(Path(reuse), embedder, required=True)
+        if other is not None:
+            seed.update(other.seed)
 
     pool = _Pool.start(workers, sum(len(d) for _, d in raw))
     try:
         records = _chunk_all(raw, cfg, pool, report)
         valid = validate_records(records)
+        if dry_run:
+            result.chunks = len(valid)
+            result.dry_run = _dry_run(valid, embedder, cfg.cache_dir, use_cache, seed)
+            result.seconds = time.perf_counter() - started
+            return result
         vectors, hits, misses = _embed(
             valid,
             pool.wrap(embedder),
             cache_dir=cfg.cache_dir,
             use_cache=use_cache,
             progress=report,
+            seed=seed,
         )
     finally:
         pool.close()
@@ -827,6 +860,24 @@ def pack_docs(
     report("index", 0, 1)
     arrays, meta, built = _encode(valid, vectors, meta)
     report("index", 1, 1)
+    result.chunks = len(valid)
+    result.cache_hits = hits
+    result.embedded = misses
+
+    if check:
+        import io
+
+        buf = io.BytesIO()
+        size = write_index(buf, arrays, meta, built_utc=built, generator=GENERATOR)
+        result.output_bytes = size
+        same = (
+            previous is not None and previous.size == size and _file_bytes(output) == buf.getvalue()
+        )
+        result.up_to_date = same
+        result.stale = not same
+        result.changes = _changes(previous, valid, size)
+        result.seconds = time.perf_counter() - started
+        return result
 
     report("write", 0, 1)
     hasher = xxhash.xxh3_128()
@@ -856,15 +907,144 @@ def pack_docs(
         lambda fh: fh.write((json.dumps(sidecar_doc, indent=1, sort_keys=True) + "\n").encode()),
     )
     report("write", 1, 1)
-    return PackResult(
-        output=output,
-        files=len(raw),
-        chunks=len(valid),
-        cache_hits=hits,
-        embedded=misses,
-        output_bytes=size,
-        seconds=time.perf_counter() - started,
-    )
+    result.output_bytes = size
+    result.changes = _changes(previous, valid, size)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _file_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The previous index: change report and vector reuse
+
+
+@dataclass
+class _Previous:
+    """What a pack needs from the index it replaces."""
+
+    size: int
+    digests: dict[str, str]  # chunk id -> hash of (heading path, text)
+    sources: set[str]
+    seed: dict[bytes, np.ndarray]  # cache key -> vector, when the provider stamp matches
+
+
+def _chunk_digest(heading: str, text: str) -> str:
+    return xxhash.xxh3_64_hexdigest((heading + "\x00" + text).encode("utf-8", "surrogatepass"))
+
+
+def _read_previous(path: Path, embedder: Embedder, *, required: bool = False) -> _Previous | None:
+    """Read the chunk table (and, for the same provider stamp, the vectors) of an index.
+
+    A missing or unreadable index is simply no previous index, except for an explicit
+    ``--reuse`` path (``required``), which must be a valid index.
+    """
+    from scidx.embed.cache import cache_key
+    from scidx.errors import IndexFormatError
+    from scidx.format import array_view, read_header, read_string_table, verify_checksums
+
+    try:
+        # A plain read, not a mmap: the packer is about to replace this very file.
+        mm = path.read_bytes()
+        size = len(mm)
+    except OSError as exc:
+        if required:
+            raise ConfigError(f"--reuse {path}: cannot read it ({exc})") from None
+        return None
+    try:
+        header = read_header(mm, source=str(path), file_size=size)
+        # Reused vectors must be exactly what was written: check every checksum first.
+        verify_checksums(mm, header)
+        ids = read_string_table(mm, header, "chunk.id")
+        texts = read_string_table(mm, header, "chunk.text")
+        headings = read_string_table(mm, header, "chunk.heading")
+        paths = read_string_table(mm, header, "source.path")
+        titles = read_string_table(mm, header, "source.title")
+        source_rows = array_view(mm, header, "chunk.source")
+        n = len(ids)
+        digests: dict[str, str] = {}
+        for i in range(n):
+            digests[ids[i]] = _chunk_digest(headings[i], texts[i])
+        sources = {paths[i] for i in range(len(paths))}
+        seed: dict[bytes, np.ndarray] = {}
+        old_stamp = header.meta.get("provider")
+        new_stamp = embedder.stamp()
+        if isinstance(old_stamp, dict) and all(
+            old_stamp.get(k) == new_stamp.get(k)
+            for k in ("provider", "model", "dimensions", "normalization")
+        ):
+            vectors = array_view(mm, header, "vectors")
+            if vectors.shape == (n, embedder.dimensions) and source_rows.shape == (n,):
+                for i in range(n):
+                    row = int(source_rows[i])
+                    if row >= len(titles):
+                        break
+                    heading_path = tuple(h for h in headings[i].split("\x1f") if h)
+                    text = embedding_text(titles[row], heading_path, texts[i])
+                    key = cache_key(
+                        embedder.provider_id, embedder.model_id, embedder.dimensions, text
+                    )
+                    seed[key] = np.array(vectors[i], dtype=np.float32)
+        return _Previous(size=size, digests=digests, sources=sources, seed=seed)
+    except (IndexFormatError, IndexError, ValueError, UnicodeDecodeError) as exc:
+        if required:
+            raise ConfigError(f"--reuse {path}: not a valid index ({exc})") from None
+        return None
+
+
+def _changes(previous: _Previous | None, records: Sequence[Record], size: int) -> dict[str, Any]:
+    """Chunks and sources added / changed / removed against the previous index."""
+    new = {r.id: _chunk_digest("\x1f".join(r.heading_path), r.text) for r in records}
+    new_sources = {r.source for r in records}
+    old = previous.digests if previous is not None else {}
+    old_sources = previous.sources if previous is not None else set()
+    return {
+        "previous": previous is not None,
+        "chunksAdded": sorted(k for k in new if k not in old),
+        "chunksChanged": sorted(k for k in new if k in old and old[k] != new[k]),
+        "chunksRemoved": sorted(k for k in old if k not in new),
+        "sourcesAdded": sorted(new_sources - old_sources),
+        "sourcesRemoved": sorted(old_sources - new_sources),
+        "bytesBefore": previous.size if previous is not None else None,
+        "bytesAfter": size,
+    }
+
+
+def _dry_run(
+    records: Sequence[Record],
+    embedder: Embedder,
+    cache_dir: Path | None,
+    use_cache: bool,
+    seed: Mapping[bytes, np.ndarray],
+) -> dict[str, Any]:
+    """Which chunks a real pack would send to the provider, and the estimated cost."""
+    from scidx.embed.cache import cache_key
+
+    texts = {}
+    for text in _embedding_texts(records):
+        key = cache_key(embedder.provider_id, embedder.model_id, embedder.dimensions, text)
+        if key not in seed:
+            texts[key] = text
+    if use_cache and texts:
+        cache = EmbeddingCache(default_cache_dir(cache_dir))
+        try:
+            for key in cache.get_many(list(texts)):
+                texts.pop(key, None)
+        finally:
+            cache.close()
+    missing = list(texts.values())
+    estimate = getattr(embedder, "estimate", None)
+    if callable(estimate):
+        plan = dict(estimate(missing))
+    else:
+        plan = {"chunks": len(missing), "requests": 0, "tokens": None, "cost_usd": 0.0}
+    plan["cached"] = len(records) - len(missing)
+    return plan
 
 
 class _HashingWriter:

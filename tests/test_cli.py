@@ -1,0 +1,235 @@
+"""The command-line interface: outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scidx.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DOC = """\
+# Widget guide
+
+Widgets are small.
+
+## Install
+
+Run `pip install widget` to install the widget.
+
+## Configure CORS
+
+Set `allow_origins` in widget.toml to configure cross-origin requests.
+"""
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(DOC, encoding="utf-8")
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "include": ["docs/**/*.md"],
+                "output": "docs.scidx",
+                "urlTemplate": "https://example.org/{path}#{anchor}",
+            }
+        )
+    )
+    return cfg
+
+
+def test_pack_search_inspect(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["pack-docs", "--config", str(project)], capsys)
+    assert code == 0, err
+    assert out.startswith("packed 1 files into 3 chunks → ")
+    assert "3 embedded, 0 cache hits" in out
+    assert "read: 1/1" in err  # plain progress when stderr is not a terminal
+
+    code, out, _ = run(["pack-docs", "--config", str(project)], capsys)
+    assert code == 0
+    assert out.endswith("is up to date (1 files, 3 chunks); use --force to rebuild\n")
+
+    index = str(project.parent / "docs.scidx")
+    code, out, _ = run(["search", index, "configure cors", "--json", "-k", "2"], capsys)
+    assert code == 0
+    hits = json.loads(out)
+    assert len(hits) == 2
+    assert hits[0]["id"] == "docs/guide.md:configure-cors:0"
+    assert hits[0]["headingPath"] == ["Widget guide", "Configure CORS"]
+    assert hits[0]["url"] == "https://example.org/docs/guide#configure-cors"
+    assert {"id", "score", "source", "anchor", "headingPath", "snippet", "text"} <= set(hits[0])
+
+    code, out, _ = run(["search", index, "configure cors", "--mode", "keyword"], capsys)
+    assert code == 0
+    assert "https://example.org/docs/guide#configure-cors" in out.splitlines()[0]
+
+    code, out, _ = run(["inspect", index, "--json", "--verify"], capsys)
+    assert code == 0
+    info = json.loads(out)
+    assert info["format"] == "1.0"
+    assert info["counts"]["chunks"] == 3
+    assert info["provider"]["provider"] == "hashing"
+    assert info["verified"] is True
+    assert "vectors" in info["sections"]
+
+    code, out, _ = run(["inspect", index], capsys)
+    assert code == 0
+    assert "provider: hashing / hashing-v1 / 512 dims" in out
+
+
+def test_pack_json_summary_and_change_report(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(["pack-docs", "--config", str(project), "--json"], capsys)
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["chunks"] == 3 and summary["files"] == 1 and summary["upToDate"] is False
+    assert summary["changes"]["chunksAdded"] == [
+        "docs/guide.md:configure-cors:0",
+        "docs/guide.md:install:0",
+        "docs/guide.md:widget-guide:0",
+    ]
+    (project.parent / "docs" / "guide.md").write_text(DOC + "\n## Upgrade\n\nRun it again.\n")
+    code, out, _ = run(["pack-docs", "--config", str(project), "--quiet"], capsys)
+    assert (code, out) == (0, "")
+    (project.parent / "docs" / "guide.md").write_text(DOC)
+    code, out, _ = run(["pack-docs", "--config", str(project)], capsys)
+    assert code == 0
+    assert "changes: 0 chunks added, 0 changed, 1 removed; sources +0 -0;" in out
+    assert "  - docs/guide.md:upgrade:0" in out
+
+
+def test_check_gate(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["pack-docs", "--config", str(project), "--check"], capsys)
+    assert code == 6
+    assert "is stale" in out
+    assert not (project.parent / "docs.scidx").exists()
+    run(["pack-docs", "--config", str(project)], capsys)
+    code, out, _ = run(["pack-docs", "--config", str(project), "--check"], capsys)
+    assert (code, out.strip().endswith("is up to date")) == (0, True)
+    (project.parent / "docs" / "guide.md").write_text(DOC.replace("small", "tiny"))
+    code, out, _ = run(["pack-docs", "--config", str(project), "--check"], capsys)
+    assert code == 6
+    assert "  ~ docs/guide.md:widget-guide:0" in out
+
+
+def test_dry_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["pack-docs", "--config", str(project), "--dry-run"], capsys)
+    assert code == 0
+    assert out.startswith("dry run: 3 chunks, 0 already embedded")
+    assert "3 would be sent" in out
+    assert not (project.parent / "docs.scidx").exists()
+
+
+@pytest.mark.parametrize(
+    ("config", "code", "message"),
+    [
+        ({"inclde": ["docs/*.md"], "output": "x.scidx"}, 1, 'did you mean "include"'),
+        ({"include": ["nothing/*.md"], "output": "x.scidx"}, 1, "matches no file"),
+        ({"include": ["docs/*.md"], "output": "docs"}, 3, "is a directory"),
+        (
+            {"include": ["docs/*.md"], "output": "x.scidx", "embeddingProvider": "openai"},
+            2,
+            "OPENAI_API_KEY is not set",
+        ),
+    ],
+)
+def test_pack_exit_codes(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    config: dict[str, object],
+    code: int,
+    message: str,
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(DOC)
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps(config))
+    got, out, err = run(["pack-docs", "--config", str(cfg), "--quiet"], capsys)
+    assert got == code
+    assert err.startswith("error: ")
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_invalid_json_reports_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text('{\n  "include": ["a.md"],\n  "output": x\n}\n')
+    code, _, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 1
+    assert "line 3" in err and "column 13" in err
+
+
+def test_usage_errors_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["pack-docs", "--bogus"], capsys)
+    assert code == 1
+    assert "No such option" in err
+    code, _, _ = run(["search", "x.scidx", "q", "--mode", "fuzzy"], capsys)
+    assert code in (1, 5)
+
+
+def test_corrupt_and_missing_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.scidx"
+    bad.write_bytes(b"not an index at all")
+    for argv in (
+        ["inspect", str(bad)],
+        ["search", str(bad), "q"],
+        ["inspect", "--verify", str(bad)],
+    ):
+        code, out, err = run(argv, capsys)
+        assert code == 4
+        assert err.startswith(f"error: {bad} is not a .scidx index")
+        assert len(err.strip().splitlines()) == 1
+    code, _, err = run(["search", str(tmp_path / "missing.scidx"), "q"], capsys)
+    assert code == 1
+    assert "No such file or directory" in err
+
+
+def test_bad_query_exit_code(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(["pack-docs", "--config", str(project)], capsys)
+    index = str(project.parent / "docs.scidx")
+    code, _, err = run(["search", index, "widget", "-k", "0"], capsys)
+    assert code == 5
+    assert err.startswith("error: ")
+
+
+def test_python_dash_m_and_version() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "scidx", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("scidx ")
+
+
+def test_every_command_has_help_and_is_in_readme() -> None:
+    import typer.main
+
+    from scidx.cli import app
+
+    group = typer.main.get_command(app)
+    readme = (ROOT / "README.md").read_text()
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        assert command.help, f"{name} has no help text"
+        assert f"toolup-rag {name}" in readme or name in {"query", "ask", "eval", "bench"}, name
