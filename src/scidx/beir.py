@@ -1,0 +1,448 @@
+"""BEIR benchmark runner: read a BEIR folder, pack it, run every query of a split, score it.
+
+A BEIR folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
+(``_id``, ``text``) and ``qrels/<split>.tsv`` (``query-id``, ``corpus-id``, ``score``; a header
+row, CRLF or LF line endings). :func:`run_bench` packs the corpus through
+:func:`scidx.pack.pack_records` (title + text per document, in memory), runs each judged query
+of the split and reports nDCG@10, Recall@100 and MRR@10 with the definitions of
+:mod:`scidx.evaluate` (trec_eval / pytrec_eval semantics), plus ingest time, per-query latency
+percentiles and wall time. Differences from BEIR's own ``EvaluateRetrieval``: documents whose id
+equals the query id are *not* dropped (BEIR's ``ignore_identical_ids``; in SciFact, query and
+document ids are unrelated numbers), and queries with no relevant document are left out of the
+averages (SciFact has none).
+
+:func:`run_bm25s` measures the reference the project compares against: bm25s with PyStemmer
+English stemming and English stop-words, default parameters (``pip install bm25s PyStemmer``).
+
+Runtime module: numpy, msgpack, xxhash, the stdlib and scidx runtime modules only; the packer,
+the OpenAI provider and bm25s are imported when used.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scidx.errors import ConfigError, InputError, OutputError
+from scidx.evaluate import mean_metrics
+from scidx.load import load_bytes
+from scidx.search import MODES
+
+__all__ = [
+    "BENCH_COLUMNS",
+    "BENCH_METRICS",
+    "BeirData",
+    "BenchRow",
+    "append_csv",
+    "read_beir",
+    "run_bench",
+    "run_bm25s",
+]
+
+#: The metrics of a bench row.
+BENCH_METRICS = ("ndcg@10", "recall@100", "mrr@10")
+#: CSV columns, in order.
+BENCH_COLUMNS = (
+    "dataset",
+    "split",
+    "provider",
+    "model",
+    "mode",
+    "k",
+    "queries",
+    "ndcg@10",
+    "recall@100",
+    "mrr@10",
+    "ingest_s",
+    "query_p50_ms",
+    "query_p95_ms",
+    "query_p99_ms",
+    "wall_s",
+)
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class BeirData:
+    """A BEIR dataset split in memory.
+
+    Attributes:
+        name: The folder name (``scifact``).
+        split: The qrels split read.
+        corpus: ``(doc id, title, text)`` in file order.
+        queries: Query id → text, for the judged queries of the split, in qrels order.
+        qrels: Query id → ``{doc id: grade}``.
+        read_seconds: Time spent reading the files.
+    """
+
+    name: str
+    split: str
+    corpus: list[tuple[str, str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+    read_seconds: float = 0.0
+
+
+@dataclass
+class BenchRow:
+    """One benchmark result (one CSV row)."""
+
+    dataset: str
+    split: str
+    provider: str
+    model: str
+    mode: str
+    k: int
+    queries: int
+    ndcg_10: float
+    recall_100: float
+    mrr_10: float
+    ingest_s: float
+    query_p50_ms: float
+    query_p95_ms: float
+    query_p99_ms: float
+    wall_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row keyed by :data:`BENCH_COLUMNS`, numbers rounded for the CSV."""
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "provider": self.provider,
+            "model": self.model,
+            "mode": self.mode,
+            "k": self.k,
+            "queries": self.queries,
+            "ndcg@10": round(self.ndcg_10, 4),
+            "recall@100": round(self.recall_100, 4),
+            "mrr@10": round(self.mrr_10, 4),
+            "ingest_s": round(self.ingest_s, 3),
+            "query_p50_ms": round(self.query_p50_ms, 3),
+            "query_p95_ms": round(self.query_p95_ms, 3),
+            "query_p99_ms": round(self.query_p99_ms, 3),
+            "wall_s": round(self.wall_s, 3),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        fh = open(path, encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path}: {exc.strerror or exc}; a BEIR folder needs corpus.jsonl, "
+            "queries.jsonl and qrels/<split>.tsv"
+        ) from None
+    out: list[dict[str, Any]] = []
+    with fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path}:{number}: not a JSON object ({exc})") from None
+            if not isinstance(item, dict) or not isinstance(item.get("_id"), str):
+                raise InputError(f'{path}:{number}: expected an object with a string "_id"')
+            out.append(item)
+    return out
+
+
+def _qrels(path: Path) -> dict[str, dict[str, int]]:
+    try:
+        raw = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path}: {exc.strerror or exc}; is the split name right "
+            "(train, dev, test)?"
+        ) from None
+    qrels: dict[str, dict[str, int]] = {}
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) < 3:
+            cols = line.split()
+        if len(cols) != 3:
+            raise InputError(
+                f"{path}:{number}: expected 3 tab-separated columns "
+                f"(query-id, corpus-id, score), got {len(cols)}"
+            )
+        qid, did, grade = (c.strip() for c in cols)
+        try:
+            value = int(grade)
+        except ValueError:
+            if number == 1:
+                continue  # the header row ("query-id corpus-id score")
+            raise InputError(f"{path}:{number}: score {grade!r} is not an integer") from None
+        qrels.setdefault(qid, {})[did] = value
+    if not qrels:
+        raise InputError(f"{path} has no judgements")
+    return qrels
+
+
+def read_beir(folder: str | Path, split: str) -> BeirData:
+    """Read a BEIR folder's corpus, queries and the qrels of ``split``.
+
+    Only queries judged in the split are kept (in qrels order). Judgements naming a query
+    missing from ``queries.jsonl`` are an error; ones naming unknown documents are kept (they
+    just cannot be found).
+
+    Raises:
+        InputError: A file is missing or malformed (the message names file and line).
+    """
+    started = time.perf_counter()
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(f"BEIR folder {root} does not exist or is not a folder")
+    if not split or "/" in split or "\\" in split:
+        raise ConfigError(f"invalid split name {split!r}; use e.g. train or test")
+    corpus = []
+    for item in _jsonl(root / "corpus.jsonl"):
+        title, text = item.get("title") or "", item.get("text") or ""
+        if not isinstance(title, str) or not isinstance(text, str):
+            raise InputError(
+                f"{root / 'corpus.jsonl'}: document {item['_id']!r} has non-string text"
+            )
+        corpus.append((item["_id"], title, text))
+    texts = {item["_id"]: str(item.get("text") or "") for item in _jsonl(root / "queries.jsonl")}
+    qrels = _qrels(root / "qrels" / f"{split}.tsv")
+    missing = [q for q in qrels if q not in texts]
+    if missing:
+        raise InputError(
+            f"{root / 'qrels' / f'{split}.tsv'} judges {len(missing)} queries that "
+            f"queries.jsonl does not have (first: {missing[0]!r})"
+        )
+    queries = {q: texts[q] for q in qrels}
+    return BeirData(root.name, split, corpus, queries, qrels, time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+
+
+def _percentiles(latencies: Sequence[float]) -> tuple[float, float, float]:
+    if not latencies:
+        return 0.0, 0.0, 0.0
+    arr = np.asarray(latencies, dtype=np.float64) * 1000.0
+    p50, p95, p99 = np.percentile(arr, [50, 95, 99])
+    return float(p50), float(p95), float(p99)
+
+
+def _make_embedder(provider: str, model: str | None, dimensions: int) -> Any:
+    if provider == "hashing":
+        from scidx.embed.hashing import HashingEmbedder
+
+        if model not in (None, "hashing-v1"):
+            raise ConfigError(f"the hashing provider has only model hashing-v1, not {model!r}")
+        return HashingEmbedder(dimensions=dimensions)
+    if provider == "openai":
+        from scidx.embed.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(model or "text-embedding-3-small", dimensions)
+    raise ConfigError(f"unknown provider {provider!r}; use hashing, openai or bm25s")
+
+
+def _subset(data: BeirData, limit: int | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    if limit is None:
+        return data.queries, data.qrels
+    if limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {limit}")
+    ids = list(data.queries)[:limit]
+    return {q: data.queries[q] for q in ids}, {q: data.qrels[q] for q in ids}
+
+
+def run_bench(
+    data: BeirData,
+    *,
+    provider: str = "hashing",
+    model: str | None = None,
+    dimensions: int = 512,
+    modes: Sequence[str] = ("hybrid",),
+    k: int = 100,
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> list[BenchRow]:
+    """Pack ``data``'s corpus once and evaluate each mode over its judged queries.
+
+    Args:
+        data: From :func:`read_beir`.
+        provider: ``hashing`` (offline default) or ``openai`` (needs ``OPENAI_API_KEY``; uses
+            the embedding cache).
+        model: Embedding model (provider default when None).
+        dimensions: Vector dimensions.
+        modes: Search modes, one row each.
+        k: Results retrieved per query (Recall@100 needs k >= 100).
+        limit: Evaluate only the first ``limit`` judged queries (for quick runs).
+        progress: ``progress(stage, done, total)``; stages ``embed``, ``index`` (packing) and
+            ``query:<mode>``.
+
+    Returns:
+        One :class:`BenchRow` per mode. ``ingest_s`` (packing and loading) is shared; each
+        row's ``wall_s`` is reading + ingest + that mode's queries.
+
+    Raises:
+        ConfigError: Unknown provider or mode, ``k`` < 1.
+        EmbeddingError: The provider failed.
+    """
+    for mode in modes:
+        if mode not in MODES:
+            raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)} or all")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a positive integer, got {k!r}")
+    from scidx.pack import pack_records  # build-time module
+
+    report = progress or (lambda stage, done, total: None)
+    embedder = _make_embedder(provider, model, dimensions)
+    queries, qrels = _subset(data, limit)
+    started = time.perf_counter()
+    records = [{"id": did, "title": title, "text": text} for did, title, text in data.corpus]
+    packed = pack_records(
+        records, None, embedder=embedder, use_cache=provider != "hashing", progress=report
+    )
+    assert packed.data is not None  # an in-memory pack always returns its bytes
+    index = load_bytes(packed.data, source=f"{data.name} (in memory)")
+    ingest = time.perf_counter() - started
+    stamp = index.stamp
+    rows: list[BenchRow] = []
+    try:
+        for mode in modes:
+            mode_started = time.perf_counter()
+            runs: dict[str, dict[str, float]] = {}
+            latencies: list[float] = []
+            for i, (qid, text) in enumerate(queries.items()):
+                t0 = time.perf_counter()
+                hits = index.search(text, k=k, mode=mode, snippet_chars=1)
+                latencies.append(time.perf_counter() - t0)
+                runs[qid] = {h.id: h.score for h in hits}
+                report(f"query:{mode}", i + 1, len(queries))
+            means, per_query, _ = mean_metrics(runs, qrels, BENCH_METRICS)
+            p50, p95, p99 = _percentiles(latencies)
+            rows.append(
+                BenchRow(
+                    dataset=data.name,
+                    split=data.split,
+                    provider=str(stamp.get("provider")),
+                    model=str(stamp.get("model")),
+                    mode=mode,
+                    k=k,
+                    queries=len(per_query),
+                    ndcg_10=means["ndcg@10"],
+                    recall_100=means["recall@100"],
+                    mrr_10=means["mrr@10"],
+                    ingest_s=ingest,
+                    query_p50_ms=p50,
+                    query_p95_ms=p95,
+                    query_p99_ms=p99,
+                    wall_s=data.read_seconds + ingest + time.perf_counter() - mode_started,
+                )
+            )
+    finally:
+        index.close()
+    return rows
+
+
+def run_bm25s(data: BeirData, *, k: int = 100, limit: int | None = None) -> BenchRow:
+    """Measure bm25s (PyStemmer English stemming, English stop-words, defaults) on ``data``.
+
+    The reference configuration the project's quality target is stated against. Each
+    document is ``title + " " + text``, as BEIR's own BM25 baselines index it.
+
+    Raises:
+        ConfigError: bm25s or PyStemmer is not installed (``pip install bm25s PyStemmer``).
+    """
+    try:
+        import bm25s  # type: ignore[import-untyped]
+        import Stemmer  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise ConfigError(
+            f"the bm25s comparison needs bm25s and PyStemmer ({exc}); "
+            "pip install 'scidx[bench]' or pip install bm25s PyStemmer"
+        ) from None
+    queries, qrels = _subset(data, limit)
+    started = time.perf_counter()
+    stemmer = Stemmer.Stemmer("english")
+    ids = [did for did, _, _ in data.corpus]
+    docs = [f"{title} {text}".strip() for _, title, text in data.corpus]
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize(docs, stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
+    ingest = time.perf_counter() - started
+    top = min(k, len(ids))
+    runs: dict[str, dict[str, float]] = {}
+    latencies: list[float] = []
+    for qid, text in queries.items():
+        t0 = time.perf_counter()
+        tokens = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
+        found, scores = retriever.retrieve(tokens, k=top, show_progress=False)
+        latencies.append(time.perf_counter() - t0)
+        runs[qid] = {ids[int(d)]: float(s) for d, s in zip(found[0], scores[0], strict=True)}
+    means, per_query, _ = mean_metrics(runs, qrels, BENCH_METRICS)
+    p50, p95, p99 = _percentiles(latencies)
+    return BenchRow(
+        dataset=data.name,
+        split=data.split,
+        provider="bm25s",
+        model=f"bm25s-{getattr(bm25s, '__version__', '?')}+stemmer-english",
+        mode="keyword",
+        k=k,
+        queries=len(per_query),
+        ndcg_10=means["ndcg@10"],
+        recall_100=means["recall@100"],
+        mrr_10=means["mrr@10"],
+        ingest_s=ingest,
+        query_p50_ms=p50,
+        query_p95_ms=p95,
+        query_p99_ms=p99,
+        wall_s=data.read_seconds + time.perf_counter() - started,
+    )
+
+
+def append_csv(path: str | Path, rows: Sequence[BenchRow]) -> None:
+    """Append rows to a CSV file, writing the header when the file is new or empty.
+
+    Raises:
+        OutputError: The file cannot be written, or it already has a different header (it
+            would be corrupted by appending); choose another ``--out``.
+    """
+    path = Path(path)
+    try:
+        existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    except OSError as exc:
+        raise OutputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    header = ",".join(BENCH_COLUMNS)
+    if existing.strip() and existing.splitlines()[0].strip() != header:
+        raise OutputError(
+            f"{path} has a different header than a bench CSV ({header}); "
+            "choose another --out file or move the old one aside"
+        )
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=BENCH_COLUMNS, lineterminator="\n")
+    if not existing.strip():
+        writer.writeheader()
+    for row in rows:
+        writer.writerow(row.to_dict())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8", newline="") as fh:
+            if existing and not existing.endswith("\n"):
+                fh.write("\n")
+            fh.write(buf.getvalue())
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
