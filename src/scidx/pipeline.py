@@ -816,9 +816,10 @@ def build_context(
 
     Each block is ``[n] Heading > Path (source#anchor)`` followed by the chunk body cut by
     :func:`cut_text` to ``snippet_chars``. Blocks are added in order while they fit in
-    ``context_chars`` (counting the blank line between blocks); the first block that does not
-    fit is cut shorter if at least ``min_block_chars`` of body remain, and the rest are left
-    out. The same chunk is never shown twice (multi-index results may repeat one).
+    ``context_chars`` (counting the blank line between blocks). A block that does not fit is
+    cut shorter when at least ``min_block_chars`` of its body still fit, else left out, and
+    later (shorter) blocks may still fill the rest of the budget; the order of the matches
+    is kept. The same chunk is never shown twice (multi-index results may repeat one).
 
     Returns:
         The blocks, numbered from 1.
@@ -835,10 +836,11 @@ def build_context(
         sep = 2 if blocks else 0
         room = context_chars - used - sep - len(header) - 1
         if room <= 0:
-            break
-        body = cut_text(match.text or match.snippet, min(snippet_chars, room))
-        if len(body) < min(min_block_chars, len(match.text.strip())) and room < snippet_chars:
-            break  # only a sliver of this block would fit
+            continue  # a later block with a shorter header may still fit
+        full = (match.text or match.snippet).strip()
+        body = cut_text(full, min(snippet_chars, room))
+        if len(body) < min(min_block_chars, len(full)) and room < snippet_chars:
+            continue  # only a sliver of this block would fit; a shorter one may
         seen.add(key)
         text = f"{header}\n{body}" if body else header
         blocks.append(ContextBlock(number, match, body, text))

@@ -1,0 +1,437 @@
+"""CLI commands of the retrieval pipeline: ``query``, ``ask``, ``eval`` and ``bench``.
+
+:func:`register` adds them to the ``toolup-rag`` Typer app. Like the rest of the CLI, each
+command parses its arguments, calls the library (:mod:`scidx.pipeline`, :mod:`scidx.chat`,
+:mod:`scidx.evaluate`, :mod:`scidx.beir`) and renders the result; a
+:class:`~scidx.errors.ScidxError` becomes one ``error: ...`` line on stderr and its exit code:
+
+====  =====================================================
+1     invalid arguments, fixture, template or input file
+2     the chat model (``ask``) or embedding provider failed
+3     an output file (``--out``, ``--trace``) could not be written
+4     an index file is corrupt, truncated or not a .scidx
+5     invalid query
+7     ``eval --baseline``: quality fell below the baseline
+====  =====================================================
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer  # noqa: TID253  # CLI module: imported only by scidx.cli
+
+from scidx.errors import ConfigError, InputError, ScidxError
+
+if TYPE_CHECKING:
+    from scidx.pipeline import Pipeline, PromptOptions
+
+__all__ = ["register"]
+
+_COMMANDS = ("query", "ask", "eval", "bench")
+
+
+def _fail(exc: ScidxError) -> NoReturn:
+    # scidx.cli.main maps exit code 2 to 1 unless the failure was deliberate; tell it so.
+    from scidx import cli
+
+    typer.echo(f"error: {exc}", err=True)
+    cli._State.failed_on_purpose = True
+    raise typer.Exit(exc.exit_code)
+
+
+def _read_template(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the prompt template {path}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def _pipeline(
+    index: Path,
+    also: list[Path] | None,
+    merge: str,
+    trace: Path | None,
+    min_matches: int,
+    options: PromptOptions,
+) -> Iterator[Pipeline]:
+    from scidx.load import load
+    from scidx.pipeline import (
+        IndexRetriever,
+        JsonlTracer,
+        MultiIndexRetriever,
+        Pipeline,
+        Retriever,
+    )
+
+    with ExitStack() as stack:
+        paths = [index, *(also or [])]
+        retrievers: list[IndexRetriever] = []
+        for path in paths:
+            try:
+                idx = stack.enter_context(load(path))
+            except FileNotFoundError:
+                raise InputError(
+                    f"index {path} does not exist; pack it with `toolup-rag pack-docs`"
+                ) from None
+            except IsADirectoryError:
+                raise InputError(f"index {path} is a folder; pass the .scidx file") from None
+            name = str(path) if len({p.name for p in paths}) < len(paths) else path.name
+            retrievers.append(IndexRetriever(idx, name=name))
+        retriever: Retriever = (
+            retrievers[0]
+            if len(retrievers) == 1
+            else MultiIndexRetriever(retrievers, strategy=merge)
+        )
+        tracer = stack.enter_context(JsonlTracer(trace)) if trace is not None else None
+        yield Pipeline(retriever, tracer=tracer, min_matches=min_matches, prompt_options=options)
+
+
+def _print_matches(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        typer.echo("no matches", err=True)
+        return
+    several = len({row.get("retriever") for row in rows}) > 1
+    for n, row in enumerate(rows, start=1):
+        heading = " > ".join(row["headingPath"]) or row["title"]
+        origin = f"  [{row['retriever']}]" if several else ""
+        typer.echo(f"{n:>2}. {row['score']:.4f}  {row['link']}  {heading}{origin}")
+        typer.echo(f"    {row['snippet']}")
+
+
+_K_OPT = typer.Option("-k", "--k", help="Number of matches to retrieve.")
+_MODE_OPT = typer.Option("--mode", "-m", help="hybrid, keyword or vector.")
+_TEXT_QUERY_OPT = typer.Option(
+    "--text-query",
+    help='Search this text in the keyword leg instead of the question ("" skips it).',
+)
+_MIN_SCORE_OPT = typer.Option("--min-score", help="Drop matches scoring below this.")
+_SOURCE_OPT = typer.Option("--source", help="Only chunks whose source matches this glob/prefix.")
+_HEADING_OPT = typer.Option("--heading", help="Only chunks whose heading path contains this.")
+_ALSO_OPT = typer.Option("--also", help="Another .scidx index to search as well (repeatable).")
+_MERGE_OPT = typer.Option(
+    "--merge", help="With --also: interleaved (one list, rank fusion) or separate."
+)
+_GROUNDING_OPT = typer.Option("--grounding", help="strict, preferred or permissive.")
+_TEMPLATE_OPT = typer.Option(
+    "--template", help="A prompt template file with {context} and {question}."
+)
+_SNIPPET_OPT = typer.Option("--snippet-chars", help="Most characters of one context block.")
+_CONTEXT_OPT = typer.Option("--context-chars", help="Most characters of the whole context.")
+_TRACE_OPT = typer.Option("--trace", help="Append a JSON-lines trace record to this file.")
+_MIN_MATCHES_OPT = typer.Option(
+    "--min-matches", help="Fewer matches than this after --min-score is a traced miss."
+)
+_JSON_OPT = typer.Option("--json", help="Print one JSON object.")
+
+
+def _prompt_options(
+    grounding: str, template: Path | None, snippet_chars: int, context_chars: int
+) -> PromptOptions:
+    from scidx.pipeline import DEFAULT_TEMPLATE, PromptOptions
+
+    opts = PromptOptions(
+        template=_read_template(template) or DEFAULT_TEMPLATE,
+        grounding=grounding,
+        snippet_chars=snippet_chars,
+        context_chars=context_chars,
+    )
+    opts.validate()
+    return opts
+
+
+def query_command(
+    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
+    question: Annotated[str, typer.Argument(help="The question.")],
+    k: Annotated[int, _K_OPT] = 5,
+    mode: Annotated[str, _MODE_OPT] = "hybrid",
+    text_query: Annotated[str | None, _TEXT_QUERY_OPT] = None,
+    min_score: Annotated[float | None, _MIN_SCORE_OPT] = None,
+    source: Annotated[str | None, _SOURCE_OPT] = None,
+    heading: Annotated[str | None, _HEADING_OPT] = None,
+    also: Annotated[list[Path] | None, _ALSO_OPT] = None,
+    merge: Annotated[str, _MERGE_OPT] = "interleaved",
+    show_prompt: Annotated[
+        bool, typer.Option("--show-prompt", help="Also print the assembled prompt.")
+    ] = False,
+    grounding: Annotated[str, _GROUNDING_OPT] = "strict",
+    template: Annotated[Path | None, _TEMPLATE_OPT] = None,
+    snippet_chars: Annotated[int, _SNIPPET_OPT] = 1200,
+    context_chars: Annotated[int, _CONTEXT_OPT] = 6000,
+    trace: Annotated[Path | None, _TRACE_OPT] = None,
+    min_matches: Annotated[int, _MIN_MATCHES_OPT] = 1,
+    as_json: Annotated[bool, _JSON_OPT] = False,
+) -> None:
+    """Retrieve matches for a question; --show-prompt adds the prompt (no model call)."""
+    from scidx.pipeline import RetrievalRequest
+
+    try:
+        opts = _prompt_options(grounding, template, snippet_chars, context_chars)
+        request = RetrievalRequest(
+            question,
+            k=k,
+            mode=mode,
+            text_query=text_query,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+        )
+        with _pipeline(index, also, merge, trace, min_matches, opts) as pipe:
+            prepared = pipe.prepare(request)
+    except ScidxError as exc:
+        _fail(exc)
+    doc = prepared.to_dict()
+    if not show_prompt:
+        doc.pop("prompt")
+    if as_json:
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=1))
+        return
+    _print_matches(doc["matches"])
+    if show_prompt:
+        typer.echo("\n--- system ---")
+        typer.echo(prepared.prompt.system)
+        typer.echo("--- user ---")
+        typer.echo(prepared.prompt.user)
+
+
+def ask_command(
+    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
+    question: Annotated[str, typer.Argument(help="The question.")],
+    k: Annotated[int, _K_OPT] = 5,
+    mode: Annotated[str, _MODE_OPT] = "hybrid",
+    text_query: Annotated[str | None, _TEXT_QUERY_OPT] = None,
+    min_score: Annotated[float | None, _MIN_SCORE_OPT] = None,
+    source: Annotated[str | None, _SOURCE_OPT] = None,
+    heading: Annotated[str | None, _HEADING_OPT] = None,
+    also: Annotated[list[Path] | None, _ALSO_OPT] = None,
+    merge: Annotated[str, _MERGE_OPT] = "interleaved",
+    grounding: Annotated[str, _GROUNDING_OPT] = "strict",
+    template: Annotated[Path | None, _TEMPLATE_OPT] = None,
+    snippet_chars: Annotated[int, _SNIPPET_OPT] = 1200,
+    context_chars: Annotated[int, _CONTEXT_OPT] = 6000,
+    trace: Annotated[Path | None, _TRACE_OPT] = None,
+    min_matches: Annotated[int, _MIN_MATCHES_OPT] = 1,
+    model: Annotated[str, typer.Option("--model", help="The chat model.")] = "gpt-4o-mini",
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="API base URL (default: OPENAI_BASE_URL, OpenAI)."),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for the answer.")
+    ] = 60.0,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", help="Retries on 429/5xx/connection errors.")
+    ] = 2,
+    as_json: Annotated[bool, _JSON_OPT] = False,
+) -> None:
+    """Answer a question from the index with an OpenAI chat model, citing sources.
+
+    The API key is read from OPENAI_API_KEY only. Exit code 2: the chat provider failed
+    (no key, 429, 5xx, unreachable).
+    """
+    from scidx.chat import ask
+    from scidx.pipeline import RetrievalRequest
+
+    try:
+        opts = _prompt_options(grounding, template, snippet_chars, context_chars)
+        request = RetrievalRequest(
+            question,
+            k=k,
+            mode=mode,
+            text_query=text_query,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+        )
+        with _pipeline(index, also, merge, trace, min_matches, opts) as pipe:
+            answer = ask(
+                pipe,
+                request,
+                model=model,
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+            )
+    except ScidxError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
+        return
+    typer.echo(answer.text)
+    sources = answer.sources()
+    if sources:
+        typer.echo("\nSources:")
+        for line in sources:
+            typer.echo(f"  {line}")
+
+
+def eval_command(
+    fixture: Annotated[Path, typer.Argument(help="The eval fixture (JSON).")],
+    index: Annotated[
+        Path | None, typer.Option("--index", help="Evaluate this index instead.")
+    ] = None,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Fail when worse than this report.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the report (JSON) here.")] = None,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", help="Allowed relative drop (0.05 = 5%).")
+    ] = 0.05,
+    modes: Annotated[
+        list[str] | None, typer.Option("--mode", "-m", help="Mode to run (repeatable).")
+    ] = None,
+    as_json: Annotated[bool, _JSON_OPT] = False,
+) -> None:
+    """Measure Recall@1/5/10, MRR@10 and nDCG@10 on a fixture; gate on a baseline.
+
+    Exit code 7 when --baseline is given and Recall@5 or nDCG@10 of a mode fell more than
+    --tolerance (relative) below it.
+    """
+    from scidx.evaluate import (
+        EVAL_METRICS,
+        QualityRegressionError,
+        compare_to_baseline,
+        run_eval,
+    )
+
+    try:
+        base_doc: Any = None
+        if baseline is not None:
+            try:
+                base_doc = json.loads(baseline.read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise InputError(
+                    f"cannot read baseline {baseline}: {exc.strerror or exc}"
+                ) from None
+            except ValueError as exc:
+                raise InputError(f"baseline {baseline} is not valid JSON: {exc}") from None
+        report = run_eval(fixture, index=index, modes=modes or None)
+        gate = (
+            compare_to_baseline(report, base_doc, tolerance=tolerance)
+            if base_doc is not None
+            else None
+        )
+        if out is not None:
+            from scidx.pack import atomic_write
+
+            data = (json.dumps(report, indent=1, sort_keys=True) + "\n").encode()
+            atomic_write(out, lambda fh: fh.write(data))
+    except ScidxError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(report, indent=1, sort_keys=True))
+    else:
+        header = "mode     " + "".join(f"{m:>11}" for m in EVAL_METRICS) + "  queries"
+        typer.echo(header)
+        for mode, result in report["modes"].items():
+            s = result["summary"]
+            cells = "".join(f"{s[m]:>11.4f}" for m in EVAL_METRICS)
+            typer.echo(f"{mode:<9}{cells}  {s['queries']:>7}")
+        for mode, result in report["modes"].items():
+            if result["misses"]:
+                typer.echo(
+                    f"{mode} misses (nothing relevant in the top 10): "
+                    + ", ".join(result["misses"])
+                )
+    if gate is None:
+        return
+    if gate.queries:
+        typer.echo("regressed queries:", err=True)
+        for r in gate.queries:
+            typer.echo(f"  {r.describe()}", err=True)
+    if not gate.ok:
+        worst = "; ".join(r.describe() for r in gate.failed)
+        _fail(
+            QualityRegressionError(
+                f"retrieval quality fell more than {tolerance:.0%} below {baseline}: {worst}. "
+                "Fix the regression, or if it is intended, refresh the baseline with "
+                f"--out {baseline}"
+            )
+        )
+    if not as_json:
+        typer.echo(f"baseline {baseline}: OK ({', '.join(gate.compared) or 'no modes compared'})")
+
+
+def bench_command(
+    beir: Annotated[Path, typer.Option("--beir", help="A BEIR dataset folder.")],
+    split: Annotated[str, typer.Option("--split", help="qrels split: train, dev, test.")] = (
+        "test"
+    ),
+    provider: Annotated[
+        str, typer.Option("--provider", help="hashing (offline) or openai.")
+    ] = "hashing",
+    model: Annotated[
+        str | None, typer.Option("--model", help="Embedding model (provider default).")
+    ] = None,
+    dimensions: Annotated[int, typer.Option("--dimensions", help="Vector dimensions.")] = 512,
+    modes: Annotated[
+        list[str] | None,
+        typer.Option("--mode", "-m", help="hybrid, keyword, vector or all (repeatable)."),
+    ] = None,
+    k: Annotated[int, typer.Option("-k", "--k", help="Results per query.")] = 100,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N judged queries.")
+    ] = None,
+    bm25s: Annotated[
+        bool, typer.Option("--bm25s", help="Also measure bm25s (stemmed) as a reference.")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Append the row(s) to this CSV file.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the row(s) as JSON.")] = False,
+) -> None:
+    """Benchmark retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10 and timings."""
+    from scidx.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
+    from scidx.search import MODES
+
+    chosen: list[str] = []
+    for m in modes or ["hybrid"]:
+        for part in m.split(","):
+            chosen.extend(MODES if part == "all" else [part])
+    try:
+        if not chosen or any(m not in MODES for m in chosen):
+            raise ConfigError(f"--mode must be {', '.join(MODES)} or all, got {', '.join(chosen)}")
+        data = read_beir(beir, split)
+        rows = run_bench(
+            data,
+            provider=provider,
+            model=model,
+            dimensions=dimensions,
+            modes=list(dict.fromkeys(chosen)),
+            k=k,
+            limit=limit,
+        )
+        if bm25s:
+            rows.append(run_bm25s(data, k=k, limit=limit))
+        if out is not None:
+            append_csv(out, rows)
+    except ScidxError as exc:
+        _fail(exc)
+    docs = [r.to_dict() for r in rows]
+    if as_json:
+        typer.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+        return
+    typer.echo(",".join(BENCH_COLUMNS))
+    for d in docs:
+        typer.echo(",".join(str(d[c]) for c in BENCH_COLUMNS))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``query``, ``ask``, ``eval`` and ``bench`` commands to ``app``.
+
+    Calling it again on the same app does nothing.
+    """
+    registered = {c.name for c in app.registered_commands}
+    if registered.issuperset(_COMMANDS):
+        return
+    app.command("query")(query_command)
+    app.command("ask")(ask_command)
+    app.command("eval")(eval_command)
+    app.command("bench")(bench_command)
