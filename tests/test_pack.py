@@ -468,3 +468,24 @@ def test_bad_workers_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("SCIDX_WORKERS", "many")
     with pytest.raises(ConfigError, match="SCIDX_WORKERS='many' must be a whole number >= 1"):
         pack_docs(cfg)
+
+
+@pytest.fixture
+def json_snapshot(snapshot):  # type: ignore[no-untyped-def]
+    from syrupy.extensions.json import JSONSnapshotExtension
+
+    return snapshot.with_defaults(extension_class=JSONSnapshotExtension)
+
+
+def test_example_corpus_header_snapshot(json_snapshot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The whole header of the example corpus index: any change to the bytes shows up here."""
+    from scidx.format import header_to_dict
+
+    cfg = json.loads((ROOT / "staticcorpus.example.json").read_text())
+    (tmp_path / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
+    cfg["include"] = ["fixtures/docs/**/*.md"]
+    cfg["output"] = "example.scidx"
+    (tmp_path / "staticcorpus.json").write_text(json.dumps(cfg))
+    pack_docs(tmp_path / "staticcorpus.json", use_cache=False)
+    data = (tmp_path / "example.scidx").read_bytes()
+    assert header_to_dict(read_header(data, file_size=len(data))) == json_snapshot
