@@ -81,6 +81,54 @@ def _meta_map(header: Header, key: str) -> Mapping[str, Any]:
     return value
 
 
+class _Strings:
+    """A string table reader tuned for the search hot path (same checks as StringTable).
+
+    Offsets are read through a native memoryview (Python ints without numpy scalars) and text is
+    decoded straight from a memoryview of the data, about 10x faster per access than going
+    through numpy; the first/last-offset checks were done by :class:`StringTable` at open.
+    """
+
+    __slots__ = ("_data", "_len", "_nbytes", "_offsets", "_table")
+
+    def __init__(self, table: StringTable, offsets: np.ndarray, data: np.ndarray) -> None:
+        self._table = table
+        self._len = len(table)
+        self._nbytes = int(data.shape[0])
+        off = offsets.data
+        # Native 8-byte unsigned ints index to Python ints; any other export (a big-endian
+        # host) falls back to the numpy-based StringTable.
+        self._offsets: memoryview | None = (
+            off if off.format in ("L", "Q") and off.itemsize == 8 else None
+        )
+        self._data = data.data
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> str:
+        off = self._offsets
+        if off is None or not 0 <= i < self._len:
+            return self._table[i]
+        start, end = off[i], off[i + 1]
+        if not start <= end <= self._nbytes:
+            return self._table[i]  # raises the table's CorruptIndexError
+        try:
+            return str(self._data[start:end], "utf-8")
+        except UnicodeDecodeError:
+            return self._table[i]  # raises the table's CorruptIndexError
+
+    def validate_all(self) -> None:
+        self._table.validate_all()
+
+
+def _strings(buf: Any, header: Header, name: str) -> _Strings:
+    table = read_string_table(buf, header, name)
+    offsets = array_view(buf, header, f"{name}.offsets", dtype="<u8", ndim=1)
+    data = array_view(buf, header, f"{name}.data", dtype="<u1", ndim=1)
+    return _Strings(table, offsets, data)
+
+
 def _build_corpus(buf: Any, header: Header) -> Corpus:
     """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
     src = header.source
@@ -110,7 +158,7 @@ def _build_corpus(buf: Any, header: Header) -> Corpus:
         _expect_shape(header, f"{name}.offsets", (n + 1,))
     for name in _SOURCE_TABLES:
         _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
-    tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
+    tables = {name: _strings(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
     if n and not n_sources:
         raise _corrupt(src, f"the index has {n} chunks but no sources")
 
@@ -171,7 +219,7 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
         corpus.source_title,
         corpus.source_meta,
     ):
-        assert isinstance(table, StringTable)
+        assert isinstance(table, _Strings)
         table.validate_all()
     n, s = corpus.n, len(corpus.source_path)
     if n and int(corpus.chunk_source.max()) >= s:

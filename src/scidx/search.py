@@ -174,20 +174,38 @@ def _describe(stamp: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _term_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
+_WORD_TAIL = re.compile(r"\w*")
+
+
+def _needles(terms: Sequence[str]) -> list[str]:
     # Stems are (nearly) prefixes of the words they come from, so "a word starting with a stem"
-    # finds the query's words in raw text at regex speed; y→i stems also match the y form.
-    alts: set[str] = set()
+    # finds the query's words in raw text; y→i stems ("happi") also look for the y form.
+    out: set[str] = set()
     for t in terms:
         if not t:
             continue
-        alts.add(re.escape(t))
+        out.add(t)
         if t.endswith("i") and len(t) > 2:
-            alts.add(re.escape(t[:-1] + "y"))
-    if not alts:
-        return None
-    body = "|".join(sorted(alts, key=lambda a: (-len(a), a)))
-    return re.compile(rf"(?<!\w)(?:{body})\w*", re.IGNORECASE)
+            out.add(t[:-1] + "y")
+    return sorted(out)
+
+
+def _find_matches(flat: str, needles: Sequence[str]) -> list[tuple[int, int, str]]:
+    """``(start, end, needle)`` of each word in ``flat`` that starts with a needle, in order."""
+    lower = flat.lower()
+    if len(lower) != len(flat):  # a rare character changes length when lowered
+        lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in flat)
+    found: dict[int, tuple[int, int, str]] = {}
+    for needle in needles:
+        pos = lower.find(needle)
+        while pos != -1:
+            if pos == 0 or not (lower[pos - 1].isalnum() or lower[pos - 1] == "_"):
+                end = _WORD_TAIL.match(lower, pos + len(needle)).end()  # type: ignore[union-attr]
+                prev = found.get(pos)
+                if prev is None or len(needle) > len(prev[2]):
+                    found[pos] = (pos, end, needle)
+            pos = lower.find(needle, pos + 1)
+    return [found[p] for p in sorted(found)]
 
 
 def _cut_to_words(flat: str, start: int, end: int) -> str:
@@ -208,8 +226,9 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_C
     """Return the passage of ``text`` (whitespace collapsed) that best covers the query terms.
 
     The window of at most ``limit`` characters that contains the most distinct query terms (then
-    the most occurrences) is chosen, centred on its matches and cut on word boundaries; "…"
-    marks a cut (and counts towards ``limit``). Without matches the text's start is returned.
+    the most occurrences, then the earliest) is chosen, placed with a short lead-in before its
+    first match and cut on word boundaries; "…" marks a cut (and counts towards ``limit``).
+    Without matches the text's start is returned.
 
     Args:
         text: The chunk text.
@@ -224,26 +243,36 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_C
         return flat
     if limit < 8:  # too short for ellipses and whole words to make sense
         return flat[:limit]
-    budget = max(limit - 2, 1)  # room for the two ellipses
-    pattern = _term_pattern(terms)
-    matches = list(pattern.finditer(flat)) if pattern is not None else []
+    budget = limit - 2  # room for the two ellipses
+    matches = _find_matches(flat, _needles(terms))
     if not matches:
         return _cut_to_words(flat, 0, budget)
-    keys = [m.group(0).casefold() for m in matches]
-    best = (0, 0, 0, 0)  # (distinct, count, -i, j)
+    # Two pointers over the matches: the window [i, j] spans at most `budget` characters; a
+    # counter of needles inside it gives the distinct-term count incrementally.
+    counts: dict[str, int] = {}
+    best = (-1, -1, 0)  # (distinct, occurrences, -i)
+    best_ij = (0, 0)
     j = 0
     for i in range(len(matches)):
-        j = max(j, i)
-        while j + 1 < len(matches) and matches[j + 1].end() - matches[i].start() <= budget:
+        if j < i:
+            j = i
+        if j == i:
+            counts = {matches[i][2]: 1}
+        while j + 1 < len(matches) and matches[j + 1][1] - matches[i][0] <= budget:
             j += 1
-        distinct = len({keys[x][:6] for x in range(i, j + 1)})
-        cand = (distinct, j - i + 1, -i, j)
+            key = matches[j][2]
+            counts[key] = counts.get(key, 0) + 1
+        cand = (len(counts), j - i + 1, -i)
         if cand > best:
-            best = cand
-    i0, j0 = -best[2], best[3]
-    lo, hi = matches[i0].start(), matches[j0].end()
-    slack = budget - (hi - lo)
-    start = max(0, lo - slack // 3)  # a little lead-in, most room after the matches
+            best, best_ij = cand, (i, j)
+        key = matches[i][2]
+        counts[key] -= 1
+        if not counts[key]:
+            del counts[key]
+    i0, j0 = best_ij
+    lo, hi = matches[i0][0], matches[j0][1]
+    slack = max(budget - (hi - lo), 0)
+    start = max(0, lo - min(slack // 3, 60))  # a short lead-in; most room after the matches
     end = min(len(flat), start + budget)
     start = max(0, end - budget)
     return _cut_to_words(flat, start, end)
