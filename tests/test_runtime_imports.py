@@ -13,8 +13,7 @@ HEAVY = ("typer", "rich", "markdown_it", "openai", "platformdirs")
 SCRIPT = """
 import sys
 import scidx
-from scidx.load import load
-idx = load(sys.argv[1])
+idx = scidx.load(sys.argv[1])
 for mode in ("keyword", "vector", "hybrid"):
     assert idx.search("install kubectl", mode=mode, k=3), mode
 idx.search_vector(idx.vectors[0], k=2)

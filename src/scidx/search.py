@@ -68,6 +68,7 @@ __all__ = [
     "Hit",
     "Searcher",
     "make_snippet",
+    "top_k_dense",
     "stamps_match",
 ]
 
@@ -640,8 +641,11 @@ class Searcher:
                     return []
             stage("retrieval")
             scores = self.vector_scores(qvec)
-            rows = np.arange(n, dtype=np.int64)
-            rows, scores = self._rank(rows, scores, min(k, n), min_score, filters)
+            if min_score is None and filters.key == (None, ()) and filters.heading is None:
+                rows, scores = top_k_dense(scores, min(k, n))
+            else:
+                rows = np.arange(n, dtype=np.int64)
+                rows, scores = self._rank(rows, scores, min(k, n), min_score, filters)
         else:
             if qvec is None:
                 stage("embedding")
@@ -715,6 +719,21 @@ class Searcher:
             if vmax > 0:
                 fused += alpha * cos / vmax
         return cand.astype(np.int64), fused.astype(np.float32)
+
+
+def top_k_dense(scores: _Scores, k: int) -> tuple[_Rows, _Scores]:
+    """Top ``k`` of a score per chunk row: score descending, then row ascending (no row array)."""
+    n = scores.shape[0]
+    if k <= 0 or n == 0:
+        return _empty_rows(), _empty()
+    if n > k:
+        part = np.argpartition(-scores, k - 1)[:k]
+        keep = np.flatnonzero(scores >= scores[part].min())
+    else:
+        keep = np.arange(n, dtype=np.int64)
+    order = np.lexsort((keep, -scores[keep]))[:k]
+    rows = keep[order].astype(np.int64)
+    return rows, scores[rows]
 
 
 def _top_dense(scores: _Scores, k: int) -> _Rows:
