@@ -63,6 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMAND", "BuildScidx", "finalize_distribution_options"]
 
+# setuptools routes the root logger to the build output (Command.announce takes distutils' own
+# log levels before setuptools 65 and logging's after, so it is avoided).
+_log = logging.getLogger(__name__)
+
 #: Name of the build sub-command added to projects that have a ``[tool.scidx]`` table.
 COMMAND = "build_scidx"
 
@@ -328,11 +332,8 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
             result = pack_docs(config)
         except ScidxError as exc:
             raise _fail(f"packing the docs for {s.package_path} failed: {exc}") from None
-        state = "up to date" if result.up_to_date else "packed"
-        self.announce(
-            f"scidx: {state} {output} ({result.files} files, {result.chunks} chunks)",
-            level=logging.INFO,
-        )
+        done = f"{output} is up to date" if result.up_to_date else f"packed {output}"
+        _log.info("scidx: %s (%d files, %d chunks)", done, result.files, result.chunks)
         if self.editable_mode:
             return
 
