@@ -333,6 +333,24 @@ def test_entry_point_adds_the_sub_command(tmp_path: Path, monkeypatch: pytest.Mo
     assert [n for n, _ in dist.get_command_class("build").sub_commands].count("build_scidx") == 1
 
 
+def test_sub_command_survives_a_project_build_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from setuptools.command.build import build
+
+    class ProjectBuild(build):
+        pass
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.scidx]\npackage-path = "p/d.scidx"\n')
+    dist = Distribution({"name": "p", "packages": ["p"]})
+    # What a [tool.setuptools.cmdclass] table does after the plugin ran: replace the mapping.
+    dist.cmdclass = {"build": ProjectBuild}
+    cls = dist.get_command_class("build")
+    assert issubclass(cls, ProjectBuild)
+    assert [n for n, _ in cls.sub_commands][-1] == "build_scidx"
+
+
 def _settings_error(tmp_path: Path, table: str, packages: list[str] | None = None) -> str:
     (tmp_path / "pyproject.toml").write_text("[tool.scidx]\n" + table)
     (tmp_path / "docs").mkdir(exist_ok=True)
