@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from scidx.load import Index, load_resource
+import scidx
 
 __all__ = ["docs_index", "search_docs"]
 
 
 @lru_cache(maxsize=1)
-def docs_index() -> Index:
+def docs_index() -> scidx.Index:
     """The packed docs index, opened once (memory-mapped, or read from a zip import)."""
-    return load_resource("mypkg", "docs.scidx")
+    return scidx.load_resource("mypkg", "docs.scidx")
 
 
 def search_docs(query: str, k: int = 3) -> list[str]:
