@@ -351,6 +351,30 @@ def test_sub_command_survives_a_project_build_command(
     assert [n for n, _ in cls.sub_commands][-1] == "build_scidx"
 
 
+def test_sdist_refuses_inputs_outside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Globs cannot leave the config folder, but a config file outside the project can.
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared/a.md").write_text("# A\n")
+    (tmp_path / "shared/staticcorpus.json").write_text('{"include": ["*.md"], "output": "x"}')
+    project = tmp_path / "proj"
+    (project / "mypkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        '[tool.scidx]\npackage-path = "mypkg/docs.scidx"\nconfig = "../shared/staticcorpus.json"\n'
+    )
+    monkeypatch.chdir(project)
+    command = Distribution({"name": "p", "packages": ["mypkg"]}).get_command_obj("build_scidx")
+    command.ensure_finalized()
+    with pytest.raises(setuptools_hook.SetupError) as info:
+        command.get_source_files()
+    assert str(info.value) == (
+        f"scidx: input {tmp_path / 'shared/staticcorpus.json'} is outside the project folder "
+        f"{project}, so the sdist cannot include it; move it into the project or narrow the "
+        "include globs"
+    )
+
+
 def _settings_error(tmp_path: Path, table: str, packages: list[str] | None = None) -> str:
     (tmp_path / "pyproject.toml").write_text("[tool.scidx]\n" + table)
     (tmp_path / "docs").mkdir(exist_ok=True)

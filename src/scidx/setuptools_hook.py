@@ -178,7 +178,7 @@ def _read_settings(root: Path, packages: list[str] | None) -> _Settings:
                 )
             if not isinstance(value, str) or not value.strip():
                 raise _fail(f'{where}: config must be a path like "staticcorpus.json"')
-            config_file = (root / value).absolute()
+            config_file = Path(os.path.abspath(root / value))  # normalised, for messages
             config = load_config(config_file)
         else:
             data = {k: v for k, v in table.items() if k not in _HOOK_KEYS}
