@@ -33,7 +33,9 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Point the embedding cache at a temp dir and clear the OpenAI env for every test."""
     monkeypatch.setenv("SCIDX_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

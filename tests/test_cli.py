@@ -232,4 +232,4 @@ def test_every_command_has_help_and_is_in_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     for name, command in group.commands.items():  # type: ignore[attr-defined]
         assert command.help, f"{name} has no help text"
-        assert f"toolup-rag {name}" in readme or name in {"query", "ask", "eval", "bench"}, name
+        assert f"toolup-rag {name}" in readme, f"{name} is not documented in README.md"

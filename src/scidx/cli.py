@@ -24,6 +24,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from scidx import __version__
+from scidx.cli_pipeline import register as _register_pipeline
 from scidx.errors import ConfigError, ScidxError
 
 # Locals may hold an API key: never print them in tracebacks.
@@ -43,7 +44,8 @@ class _State:
     failed_on_purpose = False
 
 
-def _fail(exc: ScidxError) -> NoReturn:
+def fail(exc: ScidxError) -> NoReturn:
+    """Print ``error: <message>`` on stderr and exit with the error's documented code."""
     typer.echo(f"error: {exc}", err=True)
     _State.failed_on_purpose = True
     raise typer.Exit(exc.exit_code)
@@ -155,7 +157,7 @@ def pack_docs_command(
     from scidx.pack import pack_docs
 
     if check and dry_run:
-        _fail(ConfigError("use either --check or --dry-run, not both"))
+        fail(ConfigError("use either --check or --dry-run, not both"))
     reporter: _PlainProgress | _RichProgress | None = None
     if not quiet and not as_json:
         reporter = _RichProgress() if sys.stderr.isatty() else _PlainProgress()
@@ -172,7 +174,7 @@ def pack_docs_command(
     except ScidxError as exc:
         if reporter is not None:
             reporter.close()
-        _fail(exc)
+        fail(exc)
     if reporter is not None:
         reporter.close()
     if as_json:
@@ -258,9 +260,9 @@ def search_command(
             hits = idx.search(query, k=k, mode=mode)
             rows = [hit.to_dict() for hit in hits]
     except ScidxError as exc:
-        _fail(exc)
+        fail(exc)
     except OSError as exc:
-        _fail(_unreadable(index, exc))
+        fail(_unreadable(index, exc))
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=1))
         return
@@ -310,9 +312,9 @@ def inspect_command(
             with load(index, verify=True):
                 pass
     except ScidxError as exc:
-        _fail(exc)
+        fail(exc)
     except OSError as exc:
-        _fail(_unreadable(index, exc))
+        fail(_unreadable(index, exc))
     meta = header.meta
     info = {
         "file": str(index),
@@ -347,6 +349,10 @@ def inspect_command(
         typer.echo(f"  {name:<24} {_human_bytes(nbytes):>12}")
     if verify:
         typer.echo("all checksums OK")
+
+
+# The retrieval-pipeline commands (query, ask, eval, bench) live in their own module.
+_register_pipeline(app)
 
 
 def main(argv: list[str] | None = None) -> None:

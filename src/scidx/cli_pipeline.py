@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import typer  # noqa: TID253  # CLI module: imported only by scidx.cli
+import typer
 
 from scidx.errors import ConfigError, InputError, ScidxError
 
@@ -36,12 +36,10 @@ _COMMANDS = ("query", "ask", "eval", "bench")
 
 
 def _fail(exc: ScidxError) -> NoReturn:
-    # scidx.cli.main maps exit code 2 to 1 unless the failure was deliberate; tell it so.
-    from scidx import cli
+    # Imported here: scidx.cli imports this module to register the commands.
+    from scidx.cli import fail
 
-    typer.echo(f"error: {exc}", err=True)
-    cli._State.failed_on_purpose = True
-    raise typer.Exit(exc.exit_code)
+    fail(exc)
 
 
 def _read_template(path: Path | None) -> str | None:
