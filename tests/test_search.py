@@ -12,7 +12,7 @@ from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import QueryEmbeddingError, QueryError
 from scidx.load import Index, load_bytes
-from scidx.search import PRF_BETA, PRF_DOCS, Hit, make_snippet
+from scidx.search import PRF_BETA, PRF_DOCS, Hit, make_snippet, top_k_dense
 from test_load import DOCS, build_index, record
 
 WORDS = "alpha beta gamma delta kappa sigma omega theta lambda zeta".split()
@@ -334,3 +334,28 @@ def test_search_snippets(docs_index: Index) -> None:
     (hit, *_) = docs_index.search("version", mode="keyword", snippet_chars=30)
     assert hit.text == text
     assert len(hit.snippet) <= 30 and "version" in hit.snippet
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, 100, 4999, 5000, 5001])
+def test_top_k_dense_equals_a_full_sort(k: int) -> None:
+    rnd = np.random.default_rng(k)
+    # Rounded scores make many exact ties, including across the k-th place.
+    scores = np.round(rnd.standard_normal(5000), 1).astype(np.float32)
+    rows, got = top_k_dense(scores, k)
+    order = np.lexsort((np.arange(5000), -scores))[:k]
+    assert rows.tolist() == order.tolist()
+    assert got.tolist() == scores[order].tolist()
+
+
+def test_top_k_dense_survives_nan_scores() -> None:
+    scores = np.ones(5000, dtype=np.float32)
+    scores[::7] = np.nan
+    rows, got = top_k_dense(scores, 10)
+    assert len(rows) == 10 and np.all(got == 1.0)
+
+
+def test_top_k_dense_with_a_few_nan_scores_keeps_the_true_top() -> None:
+    scores = np.linspace(0, 1, 5000, dtype=np.float32)
+    scores[[4999, 4990, 10]] = np.nan
+    rows, _ = top_k_dense(scores, 5)
+    assert rows.tolist() == [4998, 4997, 4996, 4995, 4994]
