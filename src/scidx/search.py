@@ -17,11 +17,13 @@ Contract:
 
       q' = normalise(q + PRF_BETA * sum_i(bm25_i * v_i) / sum_i(bm25_i))   # top PRF_DOCS hits
 
-  Choices measured on SciFact train (benchmarks/bench_scifact.py, nDCG@10; keyword 0.704):
-  reciprocal-rank fusion (k=60) scored 0.60–0.65 because it gives the weak lexical-hash vector
-  leg the same say as BM25; the weighted sum without feedback stayed at or below keyword
-  (0.700–0.704 for alpha 0.1–0.2); with feedback it reaches 0.706–0.707 for alpha 0.2–0.4
-  and 2–5 feedback chunks. ``alpha`` defaults to :data:`DEFAULT_ALPHA`.
+  Choices measured on SciFact train (benchmarks/bench_scifact.py, nDCG@10; keyword 0.704,
+  hashing vector 0.50): reciprocal-rank fusion (k=60) scored 0.60–0.65 because it gives the
+  weak lexical-hash vector leg the same say as BM25; min-max or max-normalised sums without
+  feedback stayed at or below keyword (0.700–0.704 for alpha 0.1–0.2, lower above); with
+  feedback the sum gives 0.705–0.708 across alpha 0.2–0.4 and 2–5 feedback chunks, and the
+  defaults (alpha 0.3, 3 chunks, beta 2) give 0.7075. ``alpha`` defaults to
+  :data:`DEFAULT_ALPHA`.
 * Ordering is deterministic: score descending, then chunk row ascending. Rows are the index's
   canonical chunk order (source path, position in the file, ordinal, id), so equal scores list
   chunks in document order; ties at the k-th place are resolved the same way.
