@@ -376,10 +376,9 @@ def _terms_of(run: str) -> str:
     else:
         result = _term(run) or ""
     if len(_RUN_CACHE) >= _STEM_CACHE_MAX:
+        # _MULTI is never cleared: another thread may hold results read before this clear,
+        # and a superset only sends more calls down the (correct) slow path.
         _RUN_CACHE.clear()
-        _MULTI.clear()
-        if " " in result:
-            _MULTI.add(run)
     _RUN_CACHE[run] = result
     return result
 
