@@ -10,10 +10,11 @@ Contract:
 
       fused(d) = (1 - alpha) * bm25(d) / max_bm25  +  alpha * max(cos(d, q'), 0) / max_cos
 
-  over the union of each leg's top ``max(k, 100)`` candidates, where the maxima are the best
-  score of each leg for this query (so each leg contributes in [0, 1]). Every candidate gets
-  its exact score from both legs (no missing-value guesses). The vector leg uses the query
-  vector expanded with the best keyword hits (Rocchio pseudo-relevance feedback)::
+  computed for every chunk (dense, O(N) next to the O(N × D) vector product), where the maxima
+  are the best score of each leg for this query, so each leg contributes in [0, 1]. Chunks with
+  a fused score of 0 (no query term and no positive cosine) are not returned. The vector leg
+  uses the query vector expanded with the best keyword hits (Rocchio pseudo-relevance
+  feedback)::
 
       q' = normalise(q + PRF_BETA * sum_i(bm25_i * v_i) / sum_i(bm25_i))   # top PRF_DOCS hits
 
@@ -62,7 +63,6 @@ from scidx.errors import CorruptIndexError, EmbeddingError, QueryEmbeddingError,
 __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_SNIPPET_CHARS",
-    "HYBRID_CANDIDATES",
     "MODES",
     "PRF_BETA",
     "PRF_DOCS",
@@ -76,7 +76,6 @@ __all__ = [
 
 MODES = ("hybrid", "keyword", "vector")
 DEFAULT_ALPHA = 0.3
-HYBRID_CANDIDATES = 100
 PRF_DOCS = 3
 PRF_BETA = 2.0
 DEFAULT_SNIPPET_CHARS = 240
@@ -653,9 +652,17 @@ class Searcher:
                 stage("embedding")
                 qvec = self._embed_checked(text)
             stage("retrieval")
-            rows, scores = self._hybrid(terms, qvec, k, float(alpha))
+            fused = self._hybrid(terms, qvec, float(alpha))
             stage("fusion")
-            rows, scores = self._rank(rows, scores, min(k, n), min_score, filters)
+            if isinstance(fused, tuple):
+                rows, scores = fused
+            elif min_score is None and filters.key == (None, ()) and filters.heading is None:
+                rows, scores = top_k_dense(fused, min(k, n))
+            else:
+                rows = np.flatnonzero(fused > 0).astype(np.int64)
+                scores = fused[rows]
+            keep = scores > 0  # chunks neither leg found are not hits
+            rows, scores = self._rank(rows[keep], scores[keep], min(k, n), min_score, filters)
         stage("hits")
         return [
             self.hit(int(r), float(s), terms, snippet_chars)
@@ -692,35 +699,25 @@ class Searcher:
         return (expanded / norm).astype(np.float32)
 
     def _hybrid(
-        self, terms: Sequence[str], qvec: npt.NDArray[np.float32] | None, k: int, alpha: float
-    ) -> tuple[_Rows, _Scores]:
-        pool = max(k, HYBRID_CANDIDATES)
+        self, terms: Sequence[str], qvec: npt.NDArray[np.float32] | None, alpha: float
+    ) -> npt.NDArray[np.float32] | tuple[_Rows, _Scores]:
+        """Fused scores: a dense array over all chunks, or ``(rows, scores)`` without vectors."""
         kw_rows, kw_scores = self.keyword_scores(terms) if terms else (_empty_rows(), _empty())
+        kw_max = float(kw_scores.max()) if kw_rows.shape[0] else 0.0
         if qvec is None:
-            vec_all = None
-        else:
-            vec_all = self.vector_scores(self._expand(qvec, kw_rows, kw_scores))
-        parts = [top_k(kw_rows, kw_scores, pool)[0]]
-        if vec_all is not None:
-            parts.append(top_k_dense(vec_all, pool)[0])
-        cand = np.unique(np.concatenate(parts))
-        if cand.shape[0] == 0:
-            return _empty_rows(), _empty()
-        fused = np.zeros(cand.shape[0], dtype=np.float64)
-        if kw_rows.shape[0]:
-            kw_max = float(kw_scores.max())
-            pos = np.searchsorted(kw_rows, cand)
-            pos_c = np.minimum(pos, kw_rows.shape[0] - 1)
-            found = kw_rows[pos_c] == cand
-            kw = np.where(found, kw_scores[pos_c], 0.0).astype(np.float64)
-            if kw_max > 0:
-                fused += (1.0 - alpha) * kw / kw_max
-        if vec_all is not None:
-            cos = np.maximum(vec_all[cand].astype(np.float64), 0.0)
-            vmax = float(cos.max())
-            if vmax > 0:
-                fused += alpha * cos / vmax
-        return cand.astype(np.int64), fused.astype(np.float32)
+            if not kw_max > 0:
+                return _empty_rows(), _empty()
+            fused_kw = (1.0 - alpha) * kw_scores.astype(np.float64) / kw_max
+            return kw_rows, fused_kw.astype(np.float32)
+        # Every chunk has a cosine, so fusing densely costs O(N) next to the O(N * D) product
+        # and ranks every chunk exactly (no candidate pools that a filter could empty).
+        cos = self.vector_scores(self._expand(qvec, kw_rows, kw_scores)).astype(np.float64)
+        np.maximum(cos, 0.0, out=cos)
+        vmax = float(cos.max()) if cos.shape[0] else 0.0
+        fused = cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)
+        if kw_max > 0:
+            fused[kw_rows] += (1.0 - alpha) * kw_scores.astype(np.float64) / kw_max
+        return fused.astype(np.float32)
 
 
 _BLOCK = 64
