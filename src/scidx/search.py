@@ -210,18 +210,22 @@ def _find_matches(flat: str, needles: Sequence[str]) -> list[tuple[int, int, str
     return [found[p] for p in sorted(found)]
 
 
-def _cut_to_words(flat: str, start: int, end: int) -> str:
-    """Return ``flat[start:end]`` trimmed to whole words, with "…" where text was cut."""
-    if start > 0 and not flat[start - 1].isspace():
-        nxt = flat.find(" ", start, end)
-        if nxt != -1:
-            start = nxt + 1
-    if end < len(flat) and not flat[end].isspace():
-        prev = flat.rfind(" ", start, end)
-        if prev > start:
-            end = prev
-    piece = flat[start:end].strip()
-    return ("…" if start > 0 else "") + piece + ("…" if end < len(flat) else "")
+def _cut_to_words(raw: str, start: int, end: int) -> str:
+    """``raw[start:end]`` trimmed to whole words, whitespace collapsed, "…" where cut.
+
+    ``raw`` is stripped, so text exists before ``start > 0`` and after ``end < len(raw)``.
+    """
+    piece = raw[start:end]
+    if start > 0 and not raw[start - 1].isspace() and not piece[:1].isspace():
+        parts = piece.split(None, 1)
+        if len(parts) == 2:
+            piece = parts[1]
+    if end < len(raw) and not raw[end].isspace() and not piece[-1:].isspace():
+        parts = piece.rsplit(None, 1)
+        if len(parts) == 2:
+            piece = parts[0]
+    piece = " ".join(piece.split())
+    return ("…" if start > 0 else "") + piece + ("…" if end < len(raw) else "")
 
 
 def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_CHARS) -> str:
@@ -240,15 +244,21 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_C
     Returns:
         The snippet; the whole collapsed text when it fits.
     """
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    if limit < 8:  # too short for ellipses and whole words to make sense
-        return flat[:limit]
+    raw = text.strip()
+    if len(raw) <= 3 * limit:  # collapsing whitespace may make it fit
+        flat = " ".join(raw.split())
+        if len(flat) <= limit:
+            return flat
+        if limit < 8:  # too short for ellipses and whole words to make sense
+            return flat[:limit]
+    elif limit < 8:
+        return " ".join(raw[: 2 * limit].split())[:limit]
+    # Work on the raw text (no full copy with collapsed whitespace): a window of `budget` raw
+    # characters collapses to at most `budget` characters.
     budget = limit - 2  # room for the two ellipses
-    matches = _find_matches(flat, _needles(terms))
+    matches = _find_matches(raw, _needles(terms))
     if not matches:
-        return _cut_to_words(flat, 0, budget)
+        return _cut_to_words(raw, 0, budget)
     # Two pointers over the matches: the window [i, j] spans at most `budget` characters; a
     # counter of needles inside it gives the distinct-term count incrementally.
     counts: dict[str, int] = {}
@@ -275,9 +285,9 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_C
     lo, hi = matches[i0][0], matches[j0][1]
     slack = max(budget - (hi - lo), 0)
     start = max(0, lo - min(slack // 3, 60))  # a short lead-in; most room after the matches
-    end = min(len(flat), start + budget)
+    end = min(len(raw), start + budget)
     start = max(0, end - budget)
-    return _cut_to_words(flat, start, end)
+    return _cut_to_words(raw, start, end)
 
 
 # ---------------------------------------------------------------------------------------------
