@@ -1,0 +1,182 @@
+"""pack-docs with the OpenAI provider, end to end: real SDK, local server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import scidx
+from openai_server import Behaviour, FakeOpenAIServer
+from scidx.cli import main
+
+FAKE_KEY = "sk-scidxPACKCANARY-3Jd8QpL2vN6"
+
+DOC = """\
+# Service guide
+
+An intro paragraph about the service.
+
+## Install
+
+Download the binary and put it on your PATH.
+
+## Configure
+
+Edit service.toml; every key has a default.
+
+## Troubleshoot
+
+Read the logs first, then open an issue.
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def project(tmp_path: Path, server: FakeOpenAIServer) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(DOC)
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "include": ["docs/*.md"],
+                "output": "docs.scidx",
+                "embeddingProvider": "openai",
+                "model": "text-embedding-3-small",
+                "dimensions": 16,
+                "baseUrl": server.base_url,
+                "batchSize": 2,
+                "concurrency": 2,
+            }
+        )
+    )
+    return cfg
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def test_missing_key_exits_2_before_any_request(
+    project: Path, server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(["pack-docs", "--config", str(project), "--quiet"], capsys)
+    assert code == 2
+    assert "OPENAI_API_KEY is not set" in err and "4 chunks need embeddings" in err
+    assert server.request_count == 0
+    assert not (project.parent / "docs.scidx").exists()
+
+
+def test_pack_rebuild_without_key_or_network_from_committed_index(
+    project: Path,
+    server: FakeOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    code, out, err = run(["pack-docs", "--config", str(project), "--json"], capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["embedded"] == 4 and summary["chunks"] == 4
+    assert server.request_count == 2  # 4 chunks in batches of 2
+    index = project.parent / "docs.scidx"
+    data = index.read_bytes()
+    assert FAKE_KEY.encode() not in data
+    assert FAKE_KEY not in (project.parent / "docs.scidx.inputs").read_text()
+    assert scidx.load(index).stamp["provider"] == "openai"
+
+    # A fresh CI runner: the committed index, no sidecar, an empty cache, no key.
+    (project.parent / "docs.scidx.inputs").unlink()
+    monkeypatch.setenv("SCIDX_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("OPENAI_API_KEY")
+    server.reset()
+    code, out, err = run(["pack-docs", "--config", str(project), "--check"], capsys)
+    assert code == 0, err
+    code, out, err = run(["pack-docs", "--config", str(project), "--force", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["cacheHits"] == 4
+    assert server.request_count == 0
+    assert index.read_bytes() == data
+
+    # One edited section: only that chunk is sent.
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    (project.parent / "docs" / "guide.md").write_text(DOC.replace("open an issue", "ask"))
+    code, out, err = run(["pack-docs", "--config", str(project), "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["embedded"] == 1
+    assert result["changes"]["chunksChanged"] == ["docs/guide.md:troubleshoot:0"]
+    assert server.input_count == 1
+
+
+def test_provider_failure_keeps_previous_index(
+    project: Path,
+    server: FakeOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    assert run(["pack-docs", "--config", str(project), "--quiet"], capsys)[0] == 0
+    index = project.parent / "docs.scidx"
+    good = index.read_bytes()
+    good_sidecar = (project.parent / "docs.scidx.inputs").read_bytes()
+    (project.parent / "docs" / "guide.md").write_text(DOC + "\n## New\n\nNew words.\n")
+    server.script(Behaviour(status=401, message="bad key {key}"))
+    code, _, err = run(["pack-docs", "--config", str(project), "--quiet"], capsys)
+    assert code == 2
+    assert err.startswith("error: ") and "401" in err
+    assert FAKE_KEY not in err
+    assert index.read_bytes() == good
+    assert (project.parent / "docs.scidx.inputs").read_bytes() == good_sidecar
+
+
+def test_dry_run_estimates_and_sends_nothing(
+    project: Path, server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(["pack-docs", "--config", str(project), "--dry-run", "--json"], capsys)
+    assert code == 0
+    plan = json.loads(out)["dryRun"]
+    assert plan["chunks"] == 4 and plan["requests"] == 2 and plan["cached"] == 0
+    assert plan["tokens"] > 0 and plan["cost_usd"] > 0
+    assert server.request_count == 0
+    assert not (project.parent / "docs.scidx").exists()
+
+
+def test_search_an_openai_index(
+    project: Path,
+    server: FakeOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    assert run(["pack-docs", "--config", str(project), "--quiet"], capsys)[0] == 0
+    index = str(project.parent / "docs.scidx")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    server.reset()
+    # Keyword search needs neither key nor network.
+    code, out, _ = run(["search", index, "logs issue", "--mode", "keyword", "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)[0]["id"] == "docs/guide.md:troubleshoot:0"
+    assert server.request_count == 0
+    # Hybrid needs the query embedded by the same model: without a key, a clear error.
+    code, _, err = run(["search", index, "logs issue"], capsys)
+    assert code != 0 and "keyword" in err
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    code, out, _ = run(["search", index, "logs issue", "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)[0]["id"] == "docs/guide.md:troubleshoot:0"
+    assert server.request_count == 1
