@@ -768,3 +768,24 @@ def test_example_config_loads_and_copies(tmp_path: Path) -> None:
     copy = tmp_path / "staticcorpus.json"
     shutil.copy(example, copy)
     assert load_config(copy).config_hash() == config.config_hash()
+
+
+def test_openai_dimensions_default_to_the_models_native_length(tmp_path: Path) -> None:
+    from scidx.config import OPENAI_NATIVE_DIMENSIONS
+    from scidx.embed.openai import MODELS
+
+    assert OPENAI_NATIVE_DIMENSIONS == {m: info.native_dimensions for m, info in MODELS.items()}
+    base = {"include": ["*.md"], "output": "x.scidx", "embeddingProvider": "openai"}
+    assert config_from_dict(base, root=tmp_path).dimensions == 1536
+    large = {**base, "model": "text-embedding-3-large"}
+    assert config_from_dict(large, root=tmp_path).dimensions == 3072
+    short = {**base, "dimensions": 256}
+    assert config_from_dict(short, root=tmp_path).dimensions == 256
+    with pytest.raises(ConfigError) as info:
+        config_from_dict({**base, "model": "nomic-embed-text"}, root=tmp_path)
+    assert str(info.value) == (
+        'staticcorpus.json: "dimensions" is required for the model "nomic-embed-text" (scidx '
+        'does not know its vector length); set "dimensions" to the length of the vectors it '
+        "returns"
+    )
+    assert config_from_dict({**base, "model": "nomic-embed-text", "dimensions": 768}, root=tmp_path)

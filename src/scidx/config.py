@@ -55,6 +55,13 @@ AnchorStyle = Literal["github", "mkdocs"]
 PROVIDERS = ("hashing", "openai")
 DEFAULT_MODELS = {"hashing": "hashing-v1", "openai": "text-embedding-3-small"}
 ANCHOR_STYLES = ("github", "mkdocs")
+# Full vector lengths of the OpenAI models scidx knows (kept equal to scidx.embed.openai.MODELS,
+# which a test checks; that module is not imported here because it loads the openai SDK).
+OPENAI_NATIVE_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
 URL_PLACEHOLDERS = ("source", "path", "anchor")
 
 # JSON key -> (allowed inclusive range) for the integer settings. The hashing embedder needs a
@@ -425,7 +432,17 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     context = ""
     if provider == "hashing":
         low, context = _HASHING_MIN_DIMENSIONS, ' for embeddingProvider "hashing"'
-    dimensions = check.integer("dimensions", 512, low, high, context)
+    default_dimensions = 512
+    if provider == "openai":
+        native = OPENAI_NATIVE_DIMENSIONS.get(model)
+        if native is None and "dimensions" not in data:
+            raise ConfigError(
+                f'{label}: "dimensions" is required for the model "{model}" (scidx does not '
+                'know its vector length); set "dimensions" to the length of the vectors it returns'
+            )
+        # OpenAI models default to their full length: shortening is an explicit choice.
+        default_dimensions = native or default_dimensions
+    dimensions = check.integer("dimensions", default_dimensions, low, high, context)
     max_chunk_chars = check.integer("maxChunkChars", 1500, *_INT_RANGES["maxChunkChars"])
     batch_size = check.integer("batchSize", 128, *_INT_RANGES["batchSize"])
     concurrency = check.integer("concurrency", 4, *_INT_RANGES["concurrency"])
