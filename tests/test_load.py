@@ -488,3 +488,19 @@ def test_verify_errors_are_index_format_errors_for_targeted_damage() -> None:
             _exercise(idx)
     with pytest.raises(IndexFormatError):
         load_bytes(data, verify=True)
+
+
+@pytest.mark.parametrize("position", [0, -1])
+def test_a_wild_posting_is_a_corrupt_index_error_in_every_mode(position: int) -> None:
+    def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        post = a["bm25.post_doc"].copy()
+        post[position] = 1 << 28
+        a["bm25.post_doc"] = post
+
+    with load_bytes(_rewrite(mutate)) as idx:
+        for mode in ("keyword", "vector", "hybrid"):
+            for kwargs in ({}, {"source": "guide/*"}, {"heading": "cors"}):
+                try:
+                    idx.search("install kubectl cors chunk guide options", mode=mode, **kwargs)
+                except CorruptIndexError as exc:
+                    assert "array `bm25.post_doc` points at chunk 268435456" in str(exc)

@@ -575,10 +575,12 @@ class Searcher:
     def keyword_scores(self, terms: Sequence[str]) -> tuple[_Rows, _Scores]:
         """BM25 scores of the chunks containing any of ``terms`` (rows ascending)."""
         rows, scores = score_query(self.corpus.bm25, terms)
-        # Rows come out sorted, so one comparison guards every later index with them.
-        if rows.shape[0] and int(rows[-1]) >= self.corpus.n:
+        # One vectorised check guards every later index with these rows (a corrupt posting
+        # list need not be sorted, so check the maximum, not the last row).
+        top = int(rows.max()) if rows.shape[0] else -1
+        if top >= self.corpus.n:
             raise CorruptIndexError(
-                f"{self.corpus.source}: array `bm25.post_doc` points at chunk {int(rows[-1])}, "
+                f"{self.corpus.source}: array `bm25.post_doc` points at chunk {top}, "
                 f"but the index has {self.corpus.n}. The file is truncated or corrupt; rebuild "
                 "it with `toolup-rag pack-docs`."
             )
