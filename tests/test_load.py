@@ -450,7 +450,7 @@ def test_flipped_bytes_raise_only_scidx_errors(index_path: Path) -> None:
     data_start = format.read_header(data).data_start
     rnd = random.Random(1234)
     outcomes = {"ok": 0, "error": 0}
-    for _trial in range(600):
+    for _trial in range(1200):
         corrupt = bytearray(data)
         positions = [rnd.randrange(len(corrupt)) for _ in range(rnd.choice((1, 1, 2, 8)))]
         for pos in positions:
