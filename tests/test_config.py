@@ -401,19 +401,19 @@ P = "staticcorpus.json"
             {**BASE, "urlTemplate": "https://x/{path}#{anchr}"},
             f'{P}: "urlTemplate" must be a URL pattern like '
             '"https://docs.example.com/{path}#{anchor}", got "https://x/{path}#{anchr}"; '
-            "unknown placeholder {anchr}; use only {source}, {path}, {anchor}",
+            "unknown placeholder {anchr}; use only {source}, {path}, {page}, {anchor}",
         ),
         (
             {**BASE, "urlTemplate": "https://x/{path!r}"},
             f'{P}: "urlTemplate" must be a URL pattern like '
             '"https://docs.example.com/{path}#{anchor}", got "https://x/{path!r}"; '
-            "unknown placeholder {path!r}; use only {source}, {path}, {anchor}",
+            "unknown placeholder {path!r}; use only {source}, {path}, {page}, {anchor}",
         ),
         (
             {**BASE, "urlTemplate": "https://x/{}"},
             f'{P}: "urlTemplate" must be a URL pattern like '
             '"https://docs.example.com/{path}#{anchor}", got "https://x/{}"; '
-            "unknown placeholder {}; use only {source}, {path}, {anchor}",
+            "unknown placeholder {}; use only {source}, {path}, {page}, {anchor}",
         ),
         (
             {**BASE, "urlTemplate": "https://x/{path"},
@@ -425,7 +425,7 @@ P = "staticcorpus.json"
             {**BASE, "urlTemplate": "https://x/#{anchor}"},
             f'{P}: "urlTemplate" must be a URL pattern like '
             '"https://docs.example.com/{path}#{anchor}", got "https://x/#{anchor}"; '
-            "it has no {path} or {source} placeholder, so every hit would get the same URL",
+            "it has no {path}, {page} or {source} placeholder, so every hit would get the same URL",
         ),
         (
             {**BASE, "baseUrl": "http://localhost/v1"},

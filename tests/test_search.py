@@ -391,3 +391,21 @@ def test_hybrid_filters_apply_before_the_cut() -> None:
         hits = idx.search("kappa omega", mode=mode, k=5, source="b/")
         # Identical rows can differ in the last float32 bit of a BLAS product: compare as sets.
         assert sorted(h.source for h in hits) == ["b/0.md", "b/1.md", "b/2.md"], mode
+
+
+@pytest.mark.parametrize(
+    ("source", "path", "page"),
+    [
+        ("guide/install.md", "guide/install", "guide/install/"),
+        ("guide/index.md", "guide/index", "guide/"),
+        ("blog/_index.md", "blog/_index", "blog/"),
+        ("README.md", "README", ""),
+        ("index.md", "index", ""),
+        ("a/b/Page.MDX", "a/b/Page", "a/b/Page/"),
+        ("notes.txt", "notes.txt", "notes.txt/"),
+    ],
+)
+def test_url_parts(source: str, path: str, page: str) -> None:
+    from scidx.search import url_parts
+
+    assert url_parts(source) == {"source": source, "path": path, "page": page}

@@ -62,7 +62,7 @@ OPENAI_NATIVE_DIMENSIONS = {
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
-URL_PLACEHOLDERS = ("source", "path", "anchor")
+URL_PLACEHOLDERS = ("source", "path", "page", "anchor")
 
 # JSON key -> (allowed inclusive range) for the integer settings. The hashing embedder needs a
 # few buckets to be useful, hence its higher floor.
@@ -546,8 +546,10 @@ def _url_template_problem(template: str) -> str:
             allowed = ", ".join("{" + p + "}" for p in URL_PLACEHOLDERS)
             return f"unknown placeholder {shown}; use only {allowed}"
         names.append(name)
-    if "source" not in names and "path" not in names:
-        return "it has no {path} or {source} placeholder, so every hit would get the same URL"
+    if not {"source", "path", "page"} & set(names):
+        return (
+            "it has no {path}, {page} or {source} placeholder, so every hit would get the same URL"
+        )
     return ""
 
 

@@ -817,11 +817,37 @@ def _make_filters(
 
 
 def _url(template: str | None, source: str, anchor: str) -> str | None:
+    """Render a URL template; see :func:`url_parts` for the placeholders."""
     if not template:
         return None
-    path = re.sub(r"\.(md|markdown|mdx)$", "", source, flags=re.IGNORECASE)
     tpl = template if anchor else template.replace("#{anchor}", "")
     try:
-        return tpl.format(source=source, path=path, anchor=anchor)
+        return tpl.format(anchor=anchor, **url_parts(source))
     except (KeyError, IndexError, ValueError):
         return None
+
+
+# Pages that site generators serve at their folder's URL (MkDocs, Hugo, GitHub, Docusaurus).
+_FOLDER_PAGES = frozenset({"index", "_index", "readme"})
+
+
+def url_parts(source: str) -> dict[str, str]:
+    """The ``urlTemplate`` placeholders of a source path.
+
+    * ``{source}``: the path as packed, e.g. ``guide/install.md``;
+    * ``{path}``: without the ``.md``/``.markdown``/``.mdx`` extension, ``guide/install``;
+    * ``{page}``: the folder-style URL path site generators use, ``guide/install/``; an
+      ``index.md``, ``_index.md`` or ``README.md`` is its folder (``guide/index.md`` →
+      ``guide/``, a top-level ``index.md`` → ``""``).
+
+    Example:
+        >>> url_parts("guide/index.md")["page"]
+        'guide/'
+    """
+    path = re.sub(r"\.(md|markdown|mdx)$", "", source, flags=re.IGNORECASE)
+    folder, _, name = path.rpartition("/")
+    if name.lower() in _FOLDER_PAGES:
+        page = f"{folder}/" if folder else ""
+    else:
+        page = f"{path}/"
+    return {"source": source, "path": path, "page": page}
