@@ -381,10 +381,8 @@ def test_site_urls_follow_the_template_table(site: Path) -> None:
     assert urls["guide/install.md:linux:0"] == "https://docs.example.com/guide/install/#linux"
     # Text before the first heading has no anchor: the URL is the page's.
     assert urls["guide/faq.md::0"] == "https://docs.example.com/guide/faq/"
-    # The documented index-page caveat, and its documented fix.
-    guide = urls["guide/index.md:guide:0"]
-    assert guide == "https://docs.example.com/guide/index/#guide"
-    assert guide.replace("/index/", "/") == "https://docs.example.com/guide/#guide"
+    # {page} serves an index.md at its folder's URL, as MkDocs does.
+    assert urls["guide/index.md:guide:0"] == "https://docs.example.com/guide/#guide"
     text = SITE_DOC.read_text()
     assert "`https://docs.example.com/guide/install/#linux`" in text
 
