@@ -42,6 +42,7 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib
 import json
 import math
@@ -104,8 +105,10 @@ class Hit:
         heading_path: Ancestor headings, outermost first.
         title: The document title ("" if none).
         text: The chunk's full Markdown body.
-        snippet: The best-matching passage, at most ``snippet_chars`` characters.
         url: The link made from the index's URL template, or ``None`` when it has none.
+        snippet: The best-matching passage, at most ``snippet_chars`` characters. Computed on
+            first access (most of the cost of a hit), so callers that need only ids and scores
+            do not pay for it.
     """
 
     id: str
@@ -115,8 +118,14 @@ class Hit:
     heading_path: list[str]
     title: str
     text: str
-    snippet: str
     url: str | None = None
+    query_terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    snippet_chars: int = field(default=DEFAULT_SNIPPET_CHARS, repr=False, compare=False)
+
+    @functools.cached_property
+    def snippet(self) -> str:
+        """The best-matching passage of :attr:`text` for the query terms."""
+        return make_snippet(self.text, self.query_terms, self.snippet_chars)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the hit as JSON-ready data with camelCase keys (``headingPath``)."""
@@ -536,8 +545,9 @@ class Searcher:
             heading_path=heading.split("\x1f") if heading else [],
             title=title,
             text=text,
-            snippet=make_snippet(text, terms, snippet_chars),
             url=_url(c.url_template, source, anchor),
+            query_terms=tuple(terms),
+            snippet_chars=snippet_chars,
         )
 
     # -- ranking --------------------------------------------------------------------------------
