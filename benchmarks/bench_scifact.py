@@ -24,7 +24,6 @@ and offline; SciFact is for evaluation only and is never copied into the project
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -36,66 +35,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from scidx.beir import read_beir  # noqa: E402
 from scidx.bm25 import query_terms, top_k  # noqa: E402
+from scidx.evaluate import mrr_at, ndcg_at, recall_at  # noqa: E402
 from scidx.load import Index, load  # noqa: E402
 
 
-def read_beir(folder: Path, split: str) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
-    corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")]
-    queries = {}
-    for line in (folder / "queries.jsonl").open(encoding="utf-8"):
-        q = json.loads(line)
-        queries[str(q["_id"])] = q["text"]
-    qrels: dict[str, dict[str, int]] = {}
-    # qrels files have CRLF line endings and a header row.
-    with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8", newline="") as fh:
-        for i, line in enumerate(fh):
-            parts = line.rstrip("\r\n").split("\t")
-            if i == 0 and not parts[-1].strip().lstrip("-").isdigit():
-                continue
-            if len(parts) < 3:
-                continue
-            qid, did, rel = parts[0], parts[1], int(parts[2])
-            qrels.setdefault(qid, {})[did] = rel
-    return corpus, queries, qrels
-
-
-def ndcg_at(ranked: Sequence[str], rels: Mapping[str, int], k: int = 10) -> float:
-    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted((g for g in rels.values() if g > 0), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg > 0 else 0.0
-
-
-def recall_at(ranked: Sequence[str], rels: Mapping[str, int], k: int = 100) -> float:
-    relevant = {d for d, g in rels.items() if g > 0}
-    return len(relevant.intersection(ranked[:k])) / len(relevant) if relevant else 0.0
-
-
-def mrr_at(ranked: Sequence[str], rels: Mapping[str, int], k: int = 10) -> float:
-    for i, d in enumerate(ranked[:k]):
-        if rels.get(d, 0) > 0:
-            return 1.0 / (i + 1)
-    return 0.0
-
-
 def evaluate(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> dict:
+    """Mean nDCG@10, Recall@100, MRR@10 over the judged queries (scidx.evaluate's metrics)."""
     judged = [q for q, r in qrels.items() if any(g > 0 for g in r.values())]
     return {
-        "nDCG@10": statistics.fmean(ndcg_at(run.get(q, []), qrels[q]) for q in judged),
-        "Recall@100": statistics.fmean(recall_at(run.get(q, []), qrels[q]) for q in judged),
-        "MRR@10": statistics.fmean(mrr_at(run.get(q, []), qrels[q]) for q in judged),
+        "nDCG@10": statistics.fmean(ndcg_at(run.get(q, []), qrels[q], 10) for q in judged),
+        "Recall@100": statistics.fmean(recall_at(run.get(q, []), qrels[q], 100) for q in judged),
+        "MRR@10": statistics.fmean(mrr_at(run.get(q, []), qrels[q], 10) for q in judged),
         "queries": len(judged),
     }
 
 
-def build_scidx(corpus: list[dict], out: Path) -> float:
+def build_scidx(corpus: Sequence[tuple[str, str, str]], out: Path) -> float:
     from scidx.pack import pack_records
 
-    records = [
-        {"id": str(d["_id"]), "title": d.get("title", ""), "text": d.get("text", "")}
-        for d in corpus
-    ]
+    records = [{"id": doc_id, "title": title, "text": text} for doc_id, title, text in corpus]
     t0 = time.perf_counter()
     pack_records(records, out, use_cache=False)
     return time.perf_counter() - t0
@@ -125,8 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-bm25s", action="store_true", help="skip the bm25s comparison")
     args = ap.parse_args(argv)
 
-    folder = args.shared / "beir" / "scifact"
-    corpus, queries, qrels = read_beir(folder, args.split)
+    data = read_beir(args.shared / "beir" / "scifact", args.split)
+    corpus, queries, qrels = data.corpus, data.queries, data.qrels
     qids = [q for q in qrels if q in queries]
     print(f"SciFact {args.split}: {len(corpus)} documents, {len(qids)} queries with qrels")
 
@@ -164,14 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             import Stemmer
 
             stemmer = Stemmer.Stemmer("english")
-            texts = [f"{d.get('title', '')} {d.get('text', '')}" for d in corpus]
+            texts = [f"{title} {text}" for _, title, text in corpus]
             t0 = time.perf_counter()
             tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
             retriever = bm25s.BM25(k1=1.5, b=0.75)
             retriever.index(tokens, show_progress=False)
             bm_index_s = time.perf_counter() - t0
             print(f"bm25s index: {bm_index_s:.2f} s")
-            doc_ids = [str(d["_id"]) for d in corpus]
+            doc_ids = [doc_id for doc_id, _, _ in corpus]
 
             def bm_query_tokens(batch: list[str]) -> list[list[str]]:
                 return bm25s.tokenize(  # type: ignore[no-any-return]
