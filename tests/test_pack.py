@@ -489,3 +489,17 @@ def test_example_corpus_header_snapshot(json_snapshot, tmp_path: Path) -> None: 
     pack_docs(tmp_path / "staticcorpus.json", use_cache=False)
     data = (tmp_path / "example.scidx").read_bytes()
     assert header_to_dict(read_header(data, file_size=len(data))) == json_snapshot
+
+
+def test_temp_files_of_killed_packs_are_cleaned_up(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    # A pid that cannot be running (above the kernel's pid_max), and one that is (ours' parent).
+    dead = out_dir / ".docs.scidx.tmp.99999999"
+    alive = out_dir / f".docs.scidx.tmp.{os.getppid()}"
+    dead.write_bytes(b"half an index")
+    alive.write_bytes(b"another packer's work in progress")
+    pack_docs(cfg)
+    assert not dead.exists()
+    assert alive.exists()

@@ -400,6 +400,7 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> int:
         OutputError: The file could not be written (permissions, disk full, path is a folder).
     """
     _check_output_path(path)
+    _remove_stale_temps(path)
     tmp = path.parent / f".{path.name}.tmp.{os.getpid()}"
     try:
         with open(tmp, "wb") as fh:
@@ -420,6 +421,26 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> int:
         raise
     _fsync_dir(path.parent)
     return size
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete temp files left by packs that were killed mid-write (their process is gone)."""
+    prefix = f".{path.name}.tmp."
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid_text = name[len(prefix) :]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            _unlink_quietly(path.parent / name)
+        except (OSError, OverflowError):
+            # Alive but not ours (EPERM), or not a valid pid: leave it alone.
+            continue
 
 
 def _unlink_quietly(path: Path) -> None:
