@@ -503,3 +503,13 @@ def test_temp_files_of_killed_packs_are_cleaned_up(tmp_path: Path) -> None:
     pack_docs(cfg)
     assert not dead.exists()
     assert alive.exists()
+
+
+def test_records_with_worker_processes_give_identical_bytes() -> None:
+    recs = [
+        {"id": f"d{i}", "title": f"Title {i % 7}", "text": f"body {i} words widget {i % 13}"}
+        for i in range(5000)
+    ]
+    serial = pack_records(recs, None, dimensions=32, workers=1, use_cache=False).data
+    parallel = pack_records(recs, None, dimensions=32, workers=2, use_cache=False).data
+    assert serial is not None and serial == parallel

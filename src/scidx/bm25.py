@@ -41,6 +41,8 @@ __all__ = [
     "DEFAULT_K1",
     "BM25Arrays",
     "build_arrays",
+    "build_arrays_from_hashes",
+    "hash_fields",
     "query_terms",
     "score_query",
     "term_hash",
@@ -104,32 +106,72 @@ def build_arrays(
     if not (heading_weight >= 0 and math.isfinite(heading_weight)):
         raise ValueError(f"heading_weight must be >= 0, got {heading_weight!r}")
 
-    # Assign each distinct term a dense id in order of first appearance; the final order is by
-    # hash, so this provisional order never reaches the output.
+    heading_hashes, body_hashes = hash_fields(headings if heading_weight else None, bodies)
+    return build_arrays_from_hashes(
+        heading_hashes, body_hashes, k1=k1, b=b, heading_weight=heading_weight
+    )
+
+
+def hash_fields(
+    headings: Sequence[str] | None, bodies: Sequence[str]
+) -> tuple[list[npt.NDArray[np.uint64]], list[npt.NDArray[np.uint64]]]:
+    """Tokenise each chunk's heading and body and return their term hashes, in text order.
+
+    The packer runs this in worker processes (numpy arrays travel cheaply between them) and
+    hands the results to :func:`build_arrays_from_hashes`. ``headings`` None gives empty
+    heading fields.
+    """
+    # Each distinct term is hashed once per call, however often it occurs.
     vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
     getid = vocab.__getitem__
-    ids: list[int] = []
-    docs: list[int] = []
-    wts: list[float] = []
-    for row in range(n):
-        h = list(map(getid, tokenize(headings[row]))) if heading_weight else []
-        body_ids = list(map(getid, tokenize(bodies[row])))
-        ids.extend(h)
-        ids.extend(body_ids)
-        docs.extend(itertools.repeat(row, len(h) + len(body_ids)))
-        wts.extend(itertools.repeat(heading_weight, len(h)))
-        wts.extend(itertools.repeat(1.0, len(body_ids)))
+    head_ids = [list(map(getid, tokenize(h))) for h in headings] if headings is not None else None
+    body_ids = [list(map(getid, tokenize(t))) for t in bodies]
+    table = np.fromiter((term_hash(t) for t in vocab), dtype=np.uint64, count=len(vocab))
+    empty = np.zeros(0, dtype=np.uint64)
 
-    terms = list(vocab)  # in id order
-    hashes = np.fromiter((term_hash(t) for t in terms), dtype=np.uint64, count=len(terms))
+    def lookup(ids: list[int]) -> npt.NDArray[np.uint64]:
+        return table[np.asarray(ids, dtype=np.int64)] if ids else empty
+
+    heads = [lookup(ids) for ids in head_ids] if head_ids is not None else [empty] * len(bodies)
+    return heads, [lookup(ids) for ids in body_ids]
+
+
+def build_arrays_from_hashes(
+    heading_hashes: Sequence[npt.NDArray[np.uint64]],
+    body_hashes: Sequence[npt.NDArray[np.uint64]],
+    *,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    heading_weight: float = DEFAULT_HEADING_WEIGHT,
+) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+    """:func:`build_arrays` from per-chunk term hashes (see :func:`hash_fields`).
+
+    The result depends only on the hashes, never on how they were computed or batched.
+    """
+    n = len(body_hashes)
+    if len(heading_hashes) != n:
+        raise ValueError(f"heading_hashes has {len(heading_hashes)} entries but bodies has {n}")
+    if not (k1 > 0 and math.isfinite(k1)):
+        raise ValueError(f"k1 must be a positive number, got {k1!r}")
+    if not (0.0 <= b <= 1.0):
+        raise ValueError(f"b must be in [0, 1], got {b!r}")
+    if not (heading_weight >= 0 and math.isfinite(heading_weight)):
+        raise ValueError(f"heading_weight must be >= 0, got {heading_weight!r}")
+    if not heading_weight:
+        heading_hashes = [np.zeros(0, dtype=np.uint64)] * n
+
+    # Per chunk: its heading terms, then its body terms (the order only feeds sums below).
+    parts = [p for pair in zip(heading_hashes, body_hashes, strict=True) for p in pair]
+    lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
+    hashes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
     # np.unique sorts the hashes; a (practically impossible) 64-bit collision merges two terms,
     # which is exactly what the query side would do too.
-    term_hashes, rank = np.unique(hashes, return_inverse=True)
+    term_hashes, tid = np.unique(hashes, return_inverse=True)
+    tid = tid.reshape(-1)
     v = int(term_hashes.shape[0])
-
-    tid = rank.reshape(-1)[np.asarray(ids, dtype=np.int64)] if ids else np.zeros(0, np.int64)
-    did = np.asarray(docs, dtype=np.int64)
-    weight = np.asarray(wts, dtype=np.float64)
+    did = np.repeat(np.repeat(np.arange(n, dtype=np.int64), 2), lengths)
+    field_weight = np.tile(np.array([heading_weight, 1.0], dtype=np.float64), n)
+    weight = np.repeat(field_weight, lengths)
 
     # Term-major keys give CSR order directly: terms by hash, chunks ascending within a term.
     key = tid.astype(np.int64) * max(n, 1) + did

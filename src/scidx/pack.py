@@ -29,7 +29,7 @@ import numpy as np
 import xxhash
 
 from scidx import __version__
-from scidx.bm25 import build_arrays
+from scidx.bm25 import build_arrays_from_hashes, hash_fields
 from scidx.chunk import CHUNKER_VERSION, Chunk, chunk_markdown
 from scidx.config import Config, InputFile, collect_inputs, load_config
 from scidx.embed.base import Embedder
@@ -245,9 +245,17 @@ def _canonical_json(value: Any) -> str:
 
 
 def build_index_arrays(
-    records: Sequence[Record], vectors: np.ndarray
+    records: Sequence[Record],
+    vectors: np.ndarray,
+    bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Build every named array of an index from validated, ordered records and their vectors.
+
+    Args:
+        records: Validated records in canonical order.
+        vectors: Their embeddings, row for row.
+        bm25_hashes: Per-record heading and body term hashes already computed by
+            :func:`scidx.bm25.hash_fields` (in worker processes); computed here when None.
 
     Returns:
         ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
@@ -283,13 +291,10 @@ def build_index_arrays(
     put_strings("source.meta", [source_meta[s] for s in sources])
     arrays["vectors"] = np.ascontiguousarray(vectors, dtype="<f4")
 
-    headings = ["\n".join(_heading_field(r)) for r in records]
-    bm25_arrays, bm25_meta = build_arrays(
-        headings,
-        [r.text for r in records],
-        k1=BM25_K1,
-        b=BM25_B,
-        heading_weight=BM25_HEADING_WEIGHT,
+    if bm25_hashes is None:
+        bm25_hashes = hash_fields(*_bm25_fields(records))
+    bm25_arrays, bm25_meta = build_arrays_from_hashes(
+        *bm25_hashes, k1=BM25_K1, b=BM25_B, heading_weight=BM25_HEADING_WEIGHT
     )
     arrays.update(bm25_arrays)
     counts = {
@@ -299,6 +304,11 @@ def build_index_arrays(
         "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
     }
     return arrays, {"bm25": bm25_meta, "counts": counts}
+
+
+def _bm25_fields(records: Sequence[Record]) -> tuple[list[str], list[str]]:
+    """The two BM25 fields of each record: its heading text and its body."""
+    return ["\n".join(_heading_field(r)) for r in records], [r.text for r in records]
 
 
 def _heading_field(r: Record) -> list[str]:
@@ -482,6 +492,7 @@ def _file_hash(path: Path) -> str | None:
 _PARALLEL_MIN_BYTES = 2 << 20
 _CHUNK_JOB_BYTES = 256 << 10
 _EMBED_JOB_TEXTS = 1024
+_BM25_JOB_CHUNKS = 2048
 
 
 def _auto_workers() -> int:
@@ -565,6 +576,34 @@ class _Pool:
             for future in futures:
                 future.cancel()
 
+    def start_bm25(
+        self, records: Sequence[Record]
+    ) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]] | None:
+        """Start hashing the BM25 fields in the workers; call the result to collect them.
+
+        Started before embedding so that both keep the workers busy at once.
+        """
+        if self.executor is None:
+            return None
+        headings, bodies = _bm25_fields(records)
+        futures = [
+            self.executor.submit(
+                hash_fields, headings[i : i + _BM25_JOB_CHUNKS], bodies[i : i + _BM25_JOB_CHUNKS]
+            )
+            for i in range(0, len(bodies), _BM25_JOB_CHUNKS)
+        ]
+
+        def collect() -> tuple[list[np.ndarray], list[np.ndarray]]:
+            heads: list[np.ndarray] = []
+            texts: list[np.ndarray] = []
+            for future in futures:
+                h, t = future.result()
+                heads.extend(h)
+                texts.extend(t)
+            return heads, texts
+
+        return collect
+
     def wrap(self, embedder: Embedder) -> Embedder:
         """Fan the offline hashing embedder out to the pool; other providers pass through."""
         if self.executor is None or type(embedder) is not HashingEmbedder:
@@ -626,9 +665,12 @@ def _chunk_all(
 
 
 def _encode(
-    records: Sequence[Record], vectors: np.ndarray, meta: dict[str, Any]
+    records: Sequence[Record],
+    vectors: np.ndarray,
+    meta: dict[str, Any],
+    bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
-    arrays, meta_part = build_index_arrays(records, vectors)
+    arrays, meta_part = build_index_arrays(records, vectors, bm25_hashes)
     return arrays, {**meta, **meta_part}, built_utc()
 
 
@@ -642,6 +684,7 @@ def pack_records(
     cache_dir: str | Path | None = None,
     url_template: str | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> PackResult:
     """Pack already-chunked records into an index.
 
@@ -655,6 +698,8 @@ def pack_records(
         cache_dir: Cache folder (default ``$SCIDX_CACHE_DIR`` or the user cache dir).
         url_template: Stored in the index to turn ``source#anchor`` into a URL.
         progress: ``progress(stage, done, total)`` callback.
+        workers: Processes for offline embedding and BM25 tokenising, as for
+            :func:`pack_docs`; the bytes never depend on it.
 
     Returns:
         A :class:`PackResult`.
@@ -672,13 +717,19 @@ def pack_records(
     report = progress or _noop_progress
     valid = validate_records(records)
     emb = embedder or HashingEmbedder(dimensions=dimensions)
-    vectors, hits, misses = _embed(
-        valid,
-        emb,
-        cache_dir=Path(cache_dir) if cache_dir else None,
-        use_cache=use_cache,
-        progress=report,
-    )
+    pool = _Pool.start(workers, sum(len(r.text) for r in valid))
+    try:
+        bm25_pending = pool.start_bm25(valid)
+        vectors, hits, misses = _embed(
+            valid,
+            pool.wrap(emb),
+            cache_dir=Path(cache_dir) if cache_dir else None,
+            use_cache=use_cache,
+            progress=report,
+        )
+        bm25_hashes = bm25_pending() if bm25_pending is not None else None
+    finally:
+        pool.close()
     meta: dict[str, Any] = {
         "packer": PACKER_VERSION,
         "provider": emb.stamp(),
@@ -687,7 +738,7 @@ def pack_records(
         "urlTemplate": url_template,
     }
     report("index", 0, 1)
-    arrays, meta, built = _encode(valid, vectors, meta)
+    arrays, meta, built = _encode(valid, vectors, meta, bm25_hashes)
     report("index", 1, 1)
     result = PackResult(
         output=Path(output) if output is not None else None,
@@ -857,6 +908,7 @@ def pack_docs(
             result.dry_run = _dry_run(valid, embedder, cfg.cache_dir, use_cache, seed)
             result.seconds = time.perf_counter() - started
             return result
+        bm25_pending = pool.start_bm25(valid)
         vectors, hits, misses = _embed(
             valid,
             pool.wrap(embedder),
@@ -865,6 +917,7 @@ def pack_docs(
             progress=report,
             seed=seed,
         )
+        bm25_hashes = bm25_pending() if bm25_pending is not None else None
     finally:
         pool.close()
     meta: dict[str, Any] = {
@@ -879,7 +932,7 @@ def pack_docs(
         "urlTemplate": cfg.url_template,
     }
     report("index", 0, 1)
-    arrays, meta, built = _encode(valid, vectors, meta)
+    arrays, meta, built = _encode(valid, vectors, meta, bm25_hashes)
     report("index", 1, 1)
     result.chunks = len(valid)
     result.cache_hits = hits
