@@ -6,7 +6,6 @@ import json
 import os
 import random
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -614,9 +613,8 @@ def test_symlink_loop_terminates(tmp_path: Path) -> None:
     os.symlink(tmp_path / "docs", tmp_path / "docs" / "sub" / "loop")
     os.symlink(tmp_path / "docs" / "sub", tmp_path / "docs" / "sub" / "self")
     os.symlink(tmp_path / "missing", tmp_path / "docs" / "dangling.md")
-    started = time.perf_counter()
+    # Finishing at all is the check: a walk that followed the loops would never end.
     assert sources(make(tmp_path, include=["**/*.md"])) == ["docs/a.md", "docs/sub/b.md"]
-    assert time.perf_counter() - started < 5
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
@@ -735,15 +733,13 @@ def test_undecodable_file_name(tmp_path: Path) -> None:
     assert sources(make(tmp_path, include=["*.md"], exclude=["bad*"])) == ["ok.md"]
 
 
-def test_shared_kubernetes_corpus_is_fast(shared_dir: Path) -> None:
+def test_shared_kubernetes_corpus(shared_dir: Path) -> None:
+    # Its speed is measured by benchmarks/bench_pack.py (the no-op re-pack walks it).
     root = shared_dir / "corpora" / "kubernetes-website-en"
     config = config_from_dict({"include": ["**/*.md"], "output": "/tmp/k.scidx"}, root=root)
-    collect_inputs(config)  # warm the OS cache
-    best = min(_timed(lambda: collect_inputs(config)) for _ in range(3))
     files = collect_inputs(config)
-    assert len(files) > 1000
-    # Generous bound for slow CI machines; locally it is ~10 ms.
-    assert best < 0.5
+    assert len(files) == len({f.source for f in files}) > 1000
+    assert all(f.path.is_file() for f in files)  # the folder named *.md is not an input
 
 
 def test_shared_tldr_has_dot_dot_md(shared_dir: Path) -> None:
@@ -752,12 +748,6 @@ def test_shared_tldr_has_dot_dot_md(shared_dir: Path) -> None:
         {"include": ["pages/common/*.md"], "output": "/tmp/t.scidx"}, root=root
     )
     assert "pages/common/..md" in sources(config)
-
-
-def _timed(fn: Any) -> float:
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
 
 
 def test_example_config_loads_and_copies(tmp_path: Path) -> None:
