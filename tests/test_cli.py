@@ -233,3 +233,28 @@ def test_every_command_has_help_and_is_in_readme() -> None:
     for name, command in group.commands.items():  # type: ignore[attr-defined]
         assert command.help, f"{name} has no help text"
         assert f"toolup-rag {name}" in readme, f"{name} is not documented in README.md"
+
+
+def test_search_filters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "docs" / "api").mkdir(parents=True)
+    (tmp_path / "docs" / "guide.md").write_text("---\nsection: guide\n---\n" + DOC)
+    (tmp_path / "docs" / "api" / "ref.md").write_text("# API\n\n## Install API\n\nInstall it.\n")
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/**/*.md"], "output": "x.scidx"}))
+    assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0
+    index = str(tmp_path / "x.scidx")
+
+    def ids(*extra: str) -> list[str]:
+        code, out, err = run(["search", index, "install", "--json", *extra], capsys)
+        assert code == 0, err
+        return [h["id"] for h in json.loads(out)]
+
+    everything = ids("--mode", "keyword")
+    assert {"docs/api/ref.md:install-api:0", "docs/guide.md:install:0"} <= set(everything)
+    assert ids("--mode", "keyword", "--source", "docs/api/") == ["docs/api/ref.md:install-api:0"]
+    assert ids("--mode", "keyword", "--source", "*/guide.md") == ["docs/guide.md:install:0"]
+    assert ids("--mode", "keyword", "--meta", "section=guide") == ["docs/guide.md:install:0"]
+    assert ids("--mode", "keyword", "--heading", "install api") == ["docs/api/ref.md:install-api:0"]
+    assert ids("--mode", "keyword", "--min-score", "1e9") == []
+    code, _, err = run(["search", index, "install", "--meta", "section"], capsys)
+    assert code == 1 and "KEY=VALUE" in err

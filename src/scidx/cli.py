@@ -251,13 +251,41 @@ def search_command(
         str, typer.Option("--mode", "-m", help="keyword, vector or hybrid.")
     ] = "hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as a JSON array.")] = False,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="Only sources matching this glob or path prefix."),
+    ] = None,
+    heading: Annotated[
+        str | None, typer.Option("--heading", help="Only chunks whose headings contain this.")
+    ] = None,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option("--meta", help="Only pages whose front matter has KEY=VALUE (repeatable)."),
+    ] = None,
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Drop hits scoring below this.")
+    ] = None,
 ) -> None:
     """Search an index and print the best hits."""
     from scidx.load import load
 
+    metadata: dict[str, str] = {}
+    for item in meta or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            fail(ConfigError(f"--meta {item!r}: write it as KEY=VALUE, e.g. --meta section=guide"))
+        metadata[key] = value
     try:
         with load(index) as idx:
-            hits = idx.search(query, k=k, mode=mode)
+            hits = idx.search(
+                query,
+                k=k,
+                mode=mode,
+                source=source,
+                heading=heading,
+                metadata=metadata or None,
+                min_score=min_score,
+            )
             rows = [hit.to_dict() for hit in hits]
     except ScidxError as exc:
         fail(exc)
