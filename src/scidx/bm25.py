@@ -96,20 +96,23 @@ def build_arrays(
     Raises:
         ValueError: Mismatched lengths or parameters out of range.
     """
-    n = len(bodies)
-    if len(headings) != n:
-        raise ValueError(f"headings has {len(headings)} entries but bodies has {n}")
+    if len(headings) != len(bodies):
+        raise ValueError(f"headings has {len(headings)} entries but bodies has {len(bodies)}")
+    _check_params(k1, b, heading_weight)
+    heading_hashes, body_hashes = hash_fields(headings if heading_weight else None, bodies)
+    return build_arrays_from_hashes(
+        heading_hashes, body_hashes, k1=k1, b=b, heading_weight=heading_weight
+    )
+
+
+def _check_params(k1: float, b: float, heading_weight: float) -> None:
+    # Checked before any tokenising, so a bad parameter fails fast.
     if not (k1 > 0 and math.isfinite(k1)):
         raise ValueError(f"k1 must be a positive number, got {k1!r}")
     if not (0.0 <= b <= 1.0):
         raise ValueError(f"b must be in [0, 1], got {b!r}")
     if not (heading_weight >= 0 and math.isfinite(heading_weight)):
         raise ValueError(f"heading_weight must be >= 0, got {heading_weight!r}")
-
-    heading_hashes, body_hashes = hash_fields(headings if heading_weight else None, bodies)
-    return build_arrays_from_hashes(
-        heading_hashes, body_hashes, k1=k1, b=b, heading_weight=heading_weight
-    )
 
 
 def hash_fields(
@@ -151,12 +154,7 @@ def build_arrays_from_hashes(
     n = len(body_hashes)
     if len(heading_hashes) != n:
         raise ValueError(f"heading_hashes has {len(heading_hashes)} entries but bodies has {n}")
-    if not (k1 > 0 and math.isfinite(k1)):
-        raise ValueError(f"k1 must be a positive number, got {k1!r}")
-    if not (0.0 <= b <= 1.0):
-        raise ValueError(f"b must be in [0, 1], got {b!r}")
-    if not (heading_weight >= 0 and math.isfinite(heading_weight)):
-        raise ValueError(f"heading_weight must be >= 0, got {heading_weight!r}")
+    _check_params(k1, b, heading_weight)
     if not heading_weight:
         heading_hashes = [np.zeros(0, dtype=np.uint64)] * n
 
