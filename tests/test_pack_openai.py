@@ -180,3 +180,20 @@ def test_search_an_openai_index(
     assert code == 0
     assert json.loads(out)[0]["id"] == "docs/guide.md:troubleshoot:0"
     assert server.request_count == 1
+
+
+def test_check_gate_never_calls_the_provider(
+    project: Path,
+    server: FakeOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    assert run(["pack-docs", "--config", str(project), "--quiet"], capsys)[0] == 0
+    monkeypatch.delenv("OPENAI_API_KEY")
+    server.reset()
+    (project.parent / "docs" / "guide.md").write_text(DOC + "\n## New\n\nNew words.\n")
+    code, out, _ = run(["pack-docs", "--config", str(project), "--check"], capsys)
+    assert code == 6
+    assert "  + docs/guide.md:new:0" in out
+    assert server.request_count == 0

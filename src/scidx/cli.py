@@ -226,11 +226,13 @@ def _print_changes(changes: dict[str, Any] | None, *, always: bool = False) -> N
         changes["chunksRemoved"],
     )
     before = changes.get("bytesBefore")
-    size = (
-        f"{_human_bytes(before)} → {_human_bytes(changes['bytesAfter'])}"
-        if before is not None
-        else f"new, {_human_bytes(changes['bytesAfter'])}"
-    )
+    after = changes.get("bytesAfter")
+    if after is None:  # --check decided without building the new index
+        size = f"now {_human_bytes(before)}" if before is not None else "no index yet"
+    elif before is None:
+        size = f"new, {_human_bytes(after)}"
+    else:
+        size = f"{_human_bytes(before)} → {_human_bytes(after)}"
     typer.echo(
         f"changes: {len(added)} chunks added, {len(changed)} changed, {len(removed)} removed; "
         f"sources +{len(changes['sourcesAdded'])} -{len(changes['sourcesRemoved'])}; {size}"

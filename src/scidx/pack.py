@@ -908,6 +908,15 @@ def pack_docs(
             result.dry_run = _dry_run(valid, embedder, cfg.cache_dir, use_cache, seed)
             result.seconds = time.perf_counter() - started
             return result
+        if check:
+            changes = _changes(previous, valid, None)
+            if _has_changes(changes):
+                # Stale whatever the vectors: decide without calling the provider.
+                result.chunks = len(valid)
+                result.stale = True
+                result.changes = changes
+                result.seconds = time.perf_counter() - started
+                return result
         bm25_pending = pool.start_bm25(valid)
         vectors, hits, misses = _embed(
             valid,
@@ -1071,7 +1080,14 @@ def _read_previous(path: Path, embedder: Embedder, *, required: bool = False) ->
         return None
 
 
-def _changes(previous: _Previous | None, records: Sequence[Record], size: int) -> dict[str, Any]:
+def _has_changes(changes: Mapping[str, Any]) -> bool:
+    keys = ("chunksAdded", "chunksChanged", "chunksRemoved", "sourcesAdded", "sourcesRemoved")
+    return not changes["previous"] or any(changes[k] for k in keys)
+
+
+def _changes(
+    previous: _Previous | None, records: Sequence[Record], size: int | None
+) -> dict[str, Any]:
     """Chunks and sources added / changed / removed against the previous index."""
     new = {r.id: _chunk_digest("\x1f".join(r.heading_path), r.text) for r in records}
     new_sources = {r.source for r in records}
