@@ -50,3 +50,29 @@ def test_import_scidx_is_light(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert json.loads(out) == [["a"], []]
+
+
+def test_runtime_works_without_the_build_stack_installed(tmp_path: Path) -> None:
+    """A runtime-only install (numpy, msgpack, xxhash): the build-time packages are absent."""
+    index = tmp_path / "t.scidx"
+    scidx.pack_records(
+        [{"id": "a", "text": "hello world"}, {"id": "b", "text": "other words"}],
+        index,
+        dimensions=16,
+    )
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'typer', 'rich', 'markdown_it', 'openai',"
+        " 'platformdirs', 'click'}:\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import scidx\n"
+        f"idx = scidx.load({str(index)!r}, verify=True)\n"
+        "modes = ('keyword', 'vector', 'hybrid')\n"
+        "print(*[idx.search('hello', k=1, mode=m)[0].id for m in modes])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["a", "a", "a"]
