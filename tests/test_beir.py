@@ -78,7 +78,7 @@ def test_bench_scores_a_tiny_dataset(tmp_path: Path) -> None:
     kw = rows[0]
     # query 5 has no relevant document: left out
     assert kw.queries == 3
-    assert (kw.provider, kw.model, kw.k) == ("hashing", "hashing-v1", 10)
+    assert (kw.provider, kw.model, kw.k) == ("hashing", "hashing-v2", 10)
     # every judged query finds its top document first; query 2 also needs d4 (grade 1)
     assert kw.mrr_10 == 1.0
     assert kw.recall_100 == pytest.approx((1 + 0.5 + 1) / 3)

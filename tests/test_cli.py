@@ -90,7 +90,7 @@ def test_pack_search_inspect(project: Path, capsys: pytest.CaptureFixture[str]) 
 
     code, out, _ = run(["inspect", index], capsys)
     assert code == 0
-    assert "provider: hashing / hashing-v1 / 512 dims" in out
+    assert "provider: hashing / hashing-v2 / 512 dims" in out
 
 
 def test_pack_json_summary_and_change_report(

@@ -59,7 +59,7 @@ def test_load_minimal_defaults(tmp_path: Path) -> None:
         root / "staticcorpus.json",
         ("docs/**/*.md",),
         output=root / "docs.scidx",
-        model="hashing-v1",
+        model="hashing-v2",
     )
     assert config.embedding_provider == "hashing"
     assert config.dimensions == 512
@@ -320,7 +320,7 @@ P = "staticcorpus.json"
         ),
         (
             {**BASE, "model": "bert"},
-            f'{P}: "model" must be "hashing-v1" (or absent) for embeddingProvider "hashing", '
+            f'{P}: "model" must be "hashing-v2" (or absent) for embeddingProvider "hashing", '
             'got "bert"; remove "model" or set "embeddingProvider": "openai"',
         ),
         (
@@ -489,7 +489,7 @@ def test_canonical_content(tmp_path: Path) -> None:
         "include": ["a/*.md", "b/*.md"],
         "exclude": [],
         "embeddingProvider": "hashing",
-        "model": "hashing-v1",
+        "model": "hashing-v2",
         "dimensions": 512,
         "maxChunkChars": 1500,
         "anchorStyle": "github",
@@ -507,7 +507,7 @@ def test_hash_ignores_operational_settings(tmp_path: Path) -> None:
             "batchSize": 3,
             "concurrency": 9,
             "timeoutSeconds": 5,
-            "model": "hashing-v1",
+            "model": "hashing-v2",
         },
         root=tmp_path,
     )

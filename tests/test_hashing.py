@@ -23,11 +23,11 @@ def test_stamp_and_interface() -> None:
     assert isinstance(emb, Embedder)
     assert emb.stamp() == {
         "provider": "hashing",
-        "model": "hashing-v1",
+        "model": "hashing-v2",
         "dimensions": 512,
         "normalization": "l2",
     }
-    assert MODEL_ID == "hashing-v1"
+    assert MODEL_ID == "hashing-v2"
     assert HashingEmbedder(dimensions=64).dimensions == 64
 
 

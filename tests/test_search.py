@@ -165,7 +165,7 @@ def test_mismatched_query_embedder_is_refused() -> None:
         load_bytes(data, query_embedder=OtherEmbedder())
     assert str(info.value) == (
         "<buffer>: the query embedder is hashing/hashing-v0 (64 dims) but the index was "
-        "embedded with hashing/hashing-v1 (64 dims); vectors from different models are not "
+        "embedded with hashing/hashing-v2 (64 dims); vectors from different models are not "
         'comparable. Use the index\'s provider, mode="keyword", or rebuild the index.'
     )
     idx = load_bytes(data, query_embedder=HashingEmbedder(64))

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
 from scidx.errors import ConfigError, InputError, OutputError
 from scidx.evaluate import mean_metrics
 from scidx.load import load_bytes
@@ -247,8 +248,10 @@ def _make_embedder(provider: str, model: str | None, dimensions: int) -> Any:
     if provider == "hashing":
         from scidx.embed.hashing import HashingEmbedder
 
-        if model not in (None, "hashing-v1"):
-            raise ConfigError(f"the hashing provider has only model hashing-v1, not {model!r}")
+        if model not in (None, HASHING_MODEL_ID):
+            raise ConfigError(
+                f"the hashing provider has only model {HASHING_MODEL_ID}, not {model!r}"
+            )
         return HashingEmbedder(dimensions=dimensions)
     if provider == "openai":
         from scidx.embed.openai import OpenAIEmbedder

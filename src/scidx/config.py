@@ -53,7 +53,7 @@ Provider = Literal["hashing", "openai"]
 AnchorStyle = Literal["github", "mkdocs"]
 
 PROVIDERS = ("hashing", "openai")
-DEFAULT_MODELS = {"hashing": "hashing-v1", "openai": "text-embedding-3-small"}
+DEFAULT_MODELS = {"hashing": "hashing-v2", "openai": "text-embedding-3-small"}
 ANCHOR_STYLES = ("github", "mkdocs")
 # Full vector lengths of the OpenAI models scidx knows (kept equal to scidx.embed.openai.MODELS,
 # which a test checks; that module is not imported here because it loads the openai SDK).

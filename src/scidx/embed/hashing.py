@@ -1,8 +1,8 @@
-"""The offline feature-hashing embedder ``hashing-v1``: deterministic, stateless, no downloads.
+"""The offline feature-hashing embedder ``hashing-v2``: deterministic, stateless, no downloads.
 
 A text becomes a sparse bag of features, each hashed (xxh3_64) to one of ``dimensions`` buckets
 with a hash-derived sign (signed feature hashing, so collisions cancel on average instead of
-piling up). Features of ``hashing-v1``:
+piling up). Features of ``hashing-v2``:
 
 * every term of :func:`scidx.tokenize.tokenize` (stemmed, stop-words removed), weight
   ``1 + ln(tf)`` (sublinear term frequency);
@@ -17,7 +17,9 @@ n-grams at weight 1.0 gave the best hybrid (0.708 vs 0.706 at 0.5, 0.703 without
 
 The vector is L2-normalised float32. It uses no corpus statistics (no IDF), so a chunk's vector
 depends on its own text only and packing is embarrassingly parallel and cacheable. Any change to
-the features or weights MUST change :data:`MODEL_ID`.
+the features or weights MUST change :data:`MODEL_ID`: the model id is part of every cache key and
+of the index's provider stamp. (``hashing-v1`` had bigram features; its cached vectors and
+indexes are not mixed with ``hashing-v2``.)
 
 Output is bit-for-bit deterministic: contributions are summed in an order fixed by the text
 (terms sorted by hash within a text, n-grams by hash within a term), never by batch composition
@@ -45,7 +47,7 @@ __all__ = [
 ]
 
 PROVIDER_ID = "hashing"
-MODEL_ID = "hashing-v1"
+MODEL_ID = "hashing-v2"
 # Chosen on SciFact train (benchmarks/bench_scifact.py, vector and hybrid nDCG@10).
 CHAR_WEIGHT = 1.0
 CHAR_NGRAMS = (3, 4, 5)
@@ -96,7 +98,7 @@ class _TermTable:
 
 
 class HashingEmbedder(Embedder):
-    """Deterministic feature-hashing embeddings (``hashing`` / ``hashing-v1``).
+    """Deterministic feature-hashing embeddings (``hashing`` / ``hashing-v2``).
 
     Args:
         dimensions: Number of hash buckets (vector length), at least 8.
