@@ -667,8 +667,13 @@ def test_order_independent_of_creation_order(tmp_path: Path) -> None:
 
 
 def test_output_is_never_an_input(tmp_path: Path) -> None:
-    touch(tmp_path, "a.md", "out.scidx", "out.tmp")
+    touch(tmp_path, "a.md", "out.scidx.inputs", ".out.scidx.tmp.4242")
+    (tmp_path / "out.scidx").write_bytes(b"SCIDX\x00\r\n and the rest of an index")
     assert sources(make(tmp_path, include=["*"])) == ["a.md"]
+    # An output path that names a real document is refused, not silently overwritten.
+    (tmp_path / "out.scidx").write_text("# not an index\n")
+    with pytest.raises(ConfigError, match='"output" is "out.scidx", one of the input files'):
+        collect_inputs(make(tmp_path, include=["*"]))
 
 
 def test_include_matches_nothing(tmp_path: Path) -> None:

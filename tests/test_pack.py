@@ -513,3 +513,25 @@ def test_records_with_worker_processes_give_identical_bytes() -> None:
     serial = pack_records(recs, None, dimensions=32, workers=1, use_cache=False).data
     parallel = pack_records(recs, None, dimensions=32, workers=2, use_cache=False).data
     assert serial is not None and serial == parallel
+
+
+def test_own_files_are_never_inputs(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(DOC_A)
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/**"], "output": "docs/o.scidx"}))
+    first = pack_docs(cfg)
+    assert first.files == 1
+    # The index, its sidecar and a killed pack's temp file all sit inside the include glob.
+    (tmp_path / "docs" / ".o.scidx.tmp.99999999").write_bytes(b"\xff half an index")
+    again = pack_docs(cfg)
+    assert again.up_to_date and again.files == 1
+    assert not pack_docs(cfg, check=True).stale
+
+
+def test_output_that_is_an_input_file_is_refused(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path, output="docs/a.md")
+    before = (tmp_path / "docs" / "a.md").read_bytes()
+    with pytest.raises(ConfigError, match='"output" is "docs/a.md", one of the input files'):
+        pack_docs(cfg)
+    assert (tmp_path / "docs" / "a.md").read_bytes() == before

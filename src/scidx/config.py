@@ -35,6 +35,7 @@ from typing import Any, Literal, NamedTuple, cast
 import xxhash
 
 from scidx.errors import ConfigError, InputError
+from scidx.format import MAGIC
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -663,7 +664,18 @@ def collect_inputs(config: Config) -> list[InputFile]:
     starts = [s for s in starts if not any(_is_below(s, t) for t in starts if t != s)]
 
     output = os.path.abspath(config.output)
-    ignored_outputs = {output, os.path.splitext(output)[0] + ".tmp"}
+    own_files = {output, output + ".inputs"}
+    temp_prefix = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.tmp.")
+
+    def is_own(abspath: str, source: str) -> bool:
+        """The index, its sidecar and the packer's temp files are never inputs."""
+        if abspath == output and not _is_index_or_empty(output):
+            raise ConfigError(
+                f'{label}: "output" is {_show(source)}, one of the input files matched by '
+                '"include"; packing would overwrite it. Choose an output path such as '
+                '"docs.scidx"'
+            )
+        return abspath in own_files or abspath.startswith(temp_prefix)
 
     matched: dict[str, str] = {}  # source -> absolute path
     hit: set[str] = set()
@@ -676,7 +688,7 @@ def collect_inputs(config: Config) -> list[InputFile]:
             for glob, rx in includes:
                 if rx.fullmatch(source):
                     hit.add(glob)
-                    if abspath not in ignored_outputs and not excluded(source):
+                    if not is_own(abspath, source) and not excluded(source):
                         matched[source] = abspath
                     # Other globs still need to learn that they matched something.
 
@@ -684,7 +696,7 @@ def collect_inputs(config: Config) -> list[InputFile]:
         abspath = os.path.join(str(root), *glob.split("/"))
         if os.path.isfile(abspath):
             hit.add(glob)
-            if abspath not in ignored_outputs and not excluded(glob):
+            if not is_own(abspath, glob) and not excluded(glob):
                 matched[glob] = abspath
         elif os.path.isdir(abspath):
             folders.append(glob)
@@ -715,6 +727,15 @@ def collect_inputs(config: Config) -> list[InputFile]:
             ) from None
 
     return [InputFile(s, Path(matched[s])) for s in sorted(matched, key=_utf8_key)]
+
+
+def _is_index_or_empty(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except OSError:
+        return True  # not readable as an input either; the pack reports it when writing
+    return head in (b"", MAGIC)
 
 
 def _is_below(path: str, folder: str) -> bool:
