@@ -300,18 +300,26 @@ def test_cache_hits_on_second_pack(tmp_path: Path) -> None:
     assert off.cache_hits == 0 and off.embedded == off.chunks
 
 
-def test_vectors_reused_from_previous_index_without_cache(tmp_path: Path) -> None:
+def test_vectors_reused_from_previous_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = make_project(tmp_path)
-    first = pack_docs(cfg, use_cache=False)
+    first = pack_docs(cfg)
     out = tmp_path / "out" / "docs.scidx"
     good = out.read_bytes()
     (tmp_path / "docs" / "a.md").write_text(DOC_A + "\n## New\n\nMore words.\n")
-    second = pack_docs(cfg, use_cache=False)
+    monkeypatch.setenv("SCIDX_CACHE_DIR", str(tmp_path / "empty-cache"))
+    second = pack_docs(cfg)
     # Every unchanged chunk text comes from the previous index; only the new one is embedded.
     assert second.embedded == 1
     assert second.cache_hits == second.chunks - 1
     assert first.chunks + 1 == second.chunks
     assert out.read_bytes() != good
+    # --no-cache embeds everything afresh, and still gives the same bytes.
+    data = out.read_bytes()
+    fresh = pack_docs(cfg, force=True, use_cache=False)
+    assert (fresh.embedded, fresh.cache_hits) == (fresh.chunks, 0)
+    assert out.read_bytes() == data
 
 
 def test_reuse_from_another_index(tmp_path: Path) -> None:

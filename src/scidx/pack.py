@@ -840,7 +840,8 @@ def pack_docs(
     Args:
         config: A :class:`~scidx.config.Config` or the path of a config file.
         force: Rebuild even when the sidecar says the output is up to date.
-        use_cache: Use the disk embedding cache (``--no-cache`` turns it off).
+        use_cache: Use the disk embedding cache and reuse vectors from the existing output
+            (``--no-cache`` turns both off: everything is embedded afresh).
         progress: ``progress(stage, done, total)`` callback.
         workers: Processes for chunking and offline embedding; ``None`` picks one per core
             (``$SCIDX_WORKERS`` overrides) for corpora big enough to gain from it. The output
@@ -893,7 +894,8 @@ def pack_docs(
             return result
 
     previous = _read_previous(output, embedder)
-    seed = dict(previous.seed) if previous is not None else {}
+    # --no-cache means "embed everything afresh": no disk cache, no vectors from the old output.
+    seed = dict(previous.seed) if previous is not None and use_cache else {}
     if reuse is not None:
         other = _read_previous(Path(reuse), embedder, required=True)
         if other is not None:
