@@ -258,3 +258,19 @@ def test_search_filters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert ids("--mode", "keyword", "--min-score", "1e9") == []
     code, _, err = run(["search", index, "install", "--meta", "section"], capsys)
     assert code == 1 and "KEY=VALUE" in err
+
+
+def test_terminal_table_prints_brackets_literally(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(
+        "# P\n\n## S\n\nUse [/] and [bold]x[/bold] zorblax.\n\n```toml\n[[source]]\n```\n"
+    )
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/*.md"], "output": "m.scidx"}))
+    assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    code, out, err = run(["search", str(tmp_path / "m.scidx"), "zorblax"], capsys)
+    assert code == 0, err
+    assert "[/]" in out and "[bold]x[/bold]" in out and "[[source]]" in out

@@ -302,6 +302,7 @@ def search_command(
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(show_lines=True)
         table.add_column("score", justify="right")
@@ -309,18 +310,25 @@ def search_command(
         table.add_column("link")
         table.add_column("snippet")
         for row in rows:
+            # Text, not str: "[...]" in the docs is content, never Rich markup.
             table.add_row(
                 f"{row['score']:.3f}",
-                " > ".join(row["headingPath"]) or row["title"],
-                row.get("url") or f"{row['source']}#{row['anchor']}",
-                row["snippet"],
+                Text(" > ".join(row["headingPath"]) or row["title"]),
+                Text(_link(row)),
+                Text(row["snippet"]),
             )
         Console().print(table)
     else:
         for row in rows:
-            link = row.get("url") or f"{row['source']}#{row['anchor']}"
             heading = " > ".join(row["headingPath"]) or row["title"]
-            typer.echo(f"{row['score']:.4f}  {link}  {heading}\n    {row['snippet']}")
+            typer.echo(f"{row['score']:.4f}  {_link(row)}  {heading}\n    {row['snippet']}")
+
+
+def _link(row: dict[str, Any]) -> str:
+    """The hit's URL, else ``source#anchor`` (just ``source`` for text before any heading)."""
+    if row.get("url"):
+        return str(row["url"])
+    return f"{row['source']}#{row['anchor']}" if row["anchor"] else str(row["source"])
 
 
 @app.command("inspect")
