@@ -274,3 +274,27 @@ def test_terminal_table_prints_brackets_literally(
     code, out, err = run(["search", str(tmp_path / "m.scidx"), "zorblax"], capsys)
     assert code == 0, err
     assert "[/]" in out and "[bold]x[/bold]" in out and "[[source]]" in out
+
+
+def test_equal_scores_are_ordered_by_chunk_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs").mkdir()
+    body = "The frobnicator widget hums.\n"
+    (tmp_path / "docs" / "b.md").write_text(f"## Zeta\n\n{body}\n## Alpha\n\n{body}")
+    (tmp_path / "docs" / "a.md").write_text(f"## Mid\n\n{body}")
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/*.md"], "output": "t.scidx"}))
+    assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0
+    for mode in ("keyword", "vector", "hybrid"):
+        code, out, _ = run(
+            ["search", str(tmp_path / "t.scidx"), "frobnicator widget", "--json", "-m", mode],
+            capsys,
+        )
+        hits = json.loads(out)
+        assert code == 0 and len({h["score"] for h in hits}) == 1, mode
+        assert [h["id"] for h in hits] == [
+            "docs/a.md:mid:0",
+            "docs/b.md:alpha:0",
+            "docs/b.md:zeta:0",
+        ]

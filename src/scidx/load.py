@@ -368,7 +368,7 @@ class Index:
                 each stage starts (for timing).
 
         Returns:
-            Hits ordered by score descending, then by chunk row (document order).
+            Hits ordered by score descending, then by chunk id.
 
         Raises:
             QueryError: Bad ``k``, ``mode``, ``alpha``, filter or vector (NaN, wrong length),
@@ -422,7 +422,7 @@ class Index:
             snippet_chars: As for :meth:`search`.
 
         Returns:
-            Hits ordered by cosine descending, then by chunk row.
+            Hits ordered by cosine descending, then by chunk id.
 
         Raises:
             QueryError: Bad ``k``, or a vector with NaN/inf, zero norm or the wrong length.

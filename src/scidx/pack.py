@@ -231,8 +231,9 @@ def validate_records(records: Iterable[Record | Mapping[str, Any]]) -> list[Reco
         if not rec.source:
             rec = Record(**{**rec.__dict__, "source": rec.id})
         out.append(rec)
-    # Canonical order: by source, then position in the source, then id: never input order.
-    out.sort(key=lambda r: (r.source, r.span[0], r.ordinal, r.id))
+    # Canonical row order is the chunk id (code point order), never input order: search breaks
+    # score ties by row, which is then by chunk id.
+    out.sort(key=lambda r: r.id)
     return out
 
 

@@ -25,9 +25,9 @@ Contract:
   feedback the sum gives 0.705–0.708 across alpha 0.2–0.4 and 2–5 feedback chunks, and the
   defaults (alpha 0.3, 3 chunks, beta 2) give 0.7075. ``alpha`` defaults to
   :data:`DEFAULT_ALPHA`.
-* Ordering is deterministic: score descending, then chunk row ascending. Rows are the index's
-  canonical chunk order (source path, position in the file, ordinal, id), so equal scores list
-  chunks in document order; ties at the k-th place are resolved the same way.
+* Ordering is deterministic: score descending, then chunk row ascending. Rows are stored in
+  chunk-id order (code points), so equal scores are listed by chunk id; ties at the k-th place
+  are resolved the same way.
 * Filters (``source`` glob or path prefix, ``heading`` substring, front-matter ``metadata``
   equality) restrict the candidates *before* the top-k cut, so ``k`` filtered hits come back
   when that many exist. ``min_score`` drops hits scoring below it.
