@@ -286,15 +286,11 @@ def test_equal_scores_are_ordered_by_chunk_id(
     cfg = tmp_path / "staticcorpus.json"
     cfg.write_text(json.dumps({"include": ["docs/*.md"], "output": "t.scidx"}))
     assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0
-    for mode in ("keyword", "vector", "hybrid"):
-        code, out, _ = run(
-            ["search", str(tmp_path / "t.scidx"), "frobnicator widget", "--json", "-m", mode],
-            capsys,
-        )
-        hits = json.loads(out)
-        assert code == 0 and len({h["score"] for h in hits}) == 1, mode
-        assert [h["id"] for h in hits] == [
-            "docs/a.md:mid:0",
-            "docs/b.md:alpha:0",
-            "docs/b.md:zeta:0",
-        ]
+    # Headings are embedded too, so only keyword scores tie exactly here.
+    code, out, _ = run(
+        ["search", str(tmp_path / "t.scidx"), "frobnicator widget", "--json", "-m", "keyword"],
+        capsys,
+    )
+    hits = json.loads(out)
+    assert code == 0 and len({h["score"] for h in hits}) == 1
+    assert [h["id"] for h in hits] == ["docs/a.md:mid:0", "docs/b.md:alpha:0", "docs/b.md:zeta:0"]
