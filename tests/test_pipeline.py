@@ -393,3 +393,21 @@ def test_runtime_modules_stay_light() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_index_is_a_retriever(tmp_path: Path) -> None:
+    import scidx
+    from scidx.pipeline import IndexRetriever, RetrievalRequest, Retriever
+
+    out = tmp_path / "r.scidx"
+    scidx.pack_records(
+        [{"id": "a", "text": "rotate the logs daily"}, {"id": "b", "text": "install it"}],
+        out,
+        dimensions=16,
+    )
+    with scidx.load(out) as idx:
+        assert isinstance(idx, Retriever)
+        request = RetrievalRequest("rotate logs", k=1, mode="keyword")
+        direct = idx.retrieve(request)
+        assert [m.id for m in direct] == ["a"]
+        assert direct == IndexRetriever(idx).retrieve(request)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,9 @@ from scidx.search import (
     Searcher,
 )
 from scidx.tokenize import TOKENIZER_VERSION
+
+if TYPE_CHECKING:
+    from scidx.pipeline import Match, RetrievalRequest
 
 __all__ = ["Hit", "Index", "load", "load_bytes", "load_resource"]
 
@@ -396,6 +399,17 @@ class Index:
             query_vector=query_vector,
             on_stage=on_stage,
         )
+
+    def retrieve(self, request: RetrievalRequest) -> list[Match]:
+        """Answer a :class:`~scidx.pipeline.RetrievalRequest`: ``Index`` is a ``Retriever``.
+
+        The same as ``scidx.pipeline.IndexRetriever(self).retrieve(request)``; use that adapter
+        to set a retriever name, hybrid weight or snippet length.
+        """
+        # Imported here: the pipeline module builds on this one.
+        from scidx.pipeline import IndexRetriever
+
+        return IndexRetriever(self).retrieve(request)
 
     def search_vector(
         self,
