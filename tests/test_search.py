@@ -409,3 +409,28 @@ def test_url_parts(source: str, path: str, page: str) -> None:
     from scidx.search import url_parts
 
     assert url_parts(source) == {"source": source, "path": path, "page": page}
+
+
+def test_url_template_from_the_file_is_never_str_format() -> None:
+    """A forged index cannot use format specs or attribute access in its urlTemplate."""
+    from scidx.config import URL_PLACEHOLDERS as CONFIG_PLACEHOLDERS
+    from scidx.errors import ConfigError, CorruptIndexError
+    from scidx.pack import pack_records
+    from scidx.search import URL_PLACEHOLDERS, parse_url_template
+
+    assert CONFIG_PLACEHOLDERS == URL_PLACEHOLDERS
+    for bad in ("{source.__class__}", "{page:>999999999}", "{path!r}", "{nope}", "{"):
+        assert parse_url_template(bad) is None, bad
+        with pytest.raises(ConfigError):
+            pack_records([{"id": "a", "text": "x"}], None, url_template=bad, dimensions=8)
+    braces = pack_records([{"id": "a", "text": "x"}], None, url_template="x/{{l}}/{page}")
+    assert braces.data is not None
+    assert load_bytes(braces.data).get("a").url == "x/{l}/a/"  # type: ignore[union-attr]
+    # Same length as the forged template, so the header keeps its size and offsets.
+    template = "https://x/{page}" + "z" * len(":>999999999")
+    good = pack_records([{"id": "a", "text": "x"}], None, url_template=template, dimensions=8)
+    assert good.data is not None
+    forged = good.data.replace(template.encode(), b"https://x/{page:>999999999}")
+    assert forged != good.data and len(forged) == len(good.data)
+    with pytest.raises(CorruptIndexError, match="urlTemplate"):
+        load_bytes(forged)

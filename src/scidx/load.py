@@ -46,6 +46,7 @@ from scidx.search import (
     Corpus,
     Hit,
     Searcher,
+    parse_url_template,
 )
 from scidx.tokenize import TOKENIZER_VERSION
 
@@ -150,6 +151,10 @@ def _build_corpus(buf: Any, header: Header) -> Corpus:
     url_template = header.meta.get("urlTemplate")
     if url_template is not None and not isinstance(url_template, str):
         raise _corrupt(src, f"meta `urlTemplate` is {type(url_template).__name__}, not a string")
+    if url_template is not None and parse_url_template(url_template) is None:
+        raise _corrupt(
+            src, "meta `urlTemplate` is not a template of {source}, {path}, {page} and {anchor}"
+        )
 
     chunk_source = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
     n = int(chunk_source.shape[0])

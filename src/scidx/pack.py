@@ -37,6 +37,7 @@ from scidx.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
 from scidx.embed.hashing import HashingEmbedder, embedding_text
 from scidx.errors import ChunkError, ConfigError, InputError, OutputError
 from scidx.format import encode_strings, write_index
+from scidx.search import parse_url_template
 
 __all__ = [
     "PACKER_VERSION",
@@ -716,6 +717,11 @@ def pack_records(
     """
     started = time.perf_counter()
     report = progress or _noop_progress
+    if url_template is not None and parse_url_template(url_template) is None:
+        raise ConfigError(
+            f"url_template {url_template!r} is not valid: use only the placeholders {{source}}, "
+            "{path}, {page} and {anchor}"
+        )
     valid = validate_records(records)
     emb = embedder or HashingEmbedder(dimensions=dimensions)
     pool = _Pool.start(workers, sum(len(r.text) for r in valid))

@@ -47,6 +47,7 @@ import importlib
 import json
 import math
 import re
+import string
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -830,11 +831,33 @@ def _url(template: str | None, source: str, anchor: str) -> str | None:
     """Render a URL template; see :func:`url_parts` for the placeholders."""
     if not template:
         return None
-    tpl = template if anchor else template.replace("#{anchor}", "")
-    try:
-        return tpl.format(anchor=anchor, **url_parts(source))
-    except (KeyError, IndexError, ValueError):
+    pieces = parse_url_template(template if anchor else template.replace("#{anchor}", ""))
+    if pieces is None:
         return None
+    values = {"anchor": anchor, **url_parts(source)}
+    return "".join(literal + (values[name] if name else "") for literal, name in pieces)
+
+
+URL_PLACEHOLDERS = ("source", "path", "page", "anchor")
+
+
+def parse_url_template(template: str) -> list[tuple[str, str]] | None:
+    """Split a ``urlTemplate`` into ``(literal, placeholder)`` pairs; None if it is not valid.
+
+    Only plain ``{source}``, ``{path}``, ``{page}`` and ``{anchor}`` are placeholders (``{{``
+    and ``}}`` are literal braces). The template comes from the index file, so it is never
+    handed to ``str.format``: no attribute access, conversions or format specs.
+    """
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    pieces: list[tuple[str, str]] = []
+    for literal, name, spec, conversion in parsed:
+        if name is not None and (name not in URL_PLACEHOLDERS or spec or conversion):
+            return None
+        pieces.append((literal, name or ""))
+    return pieces
 
 
 # Pages that site generators serve at their folder's URL (MkDocs, Hugo, GitHub, Docusaurus).
