@@ -784,3 +784,10 @@ def test_openai_dimensions_default_to_the_models_native_length(tmp_path: Path) -
         "returns"
     )
     assert config_from_dict({**base, "model": "nomic-embed-text", "dimensions": 768}, root=tmp_path)
+
+
+def test_deeply_nested_json_is_a_config_error(tmp_path: Path) -> None:
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text('{"include": ["*.md"], "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_config(cfg)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import scidx.pack as pack_mod
-from scidx.errors import ChunkError, ConfigError, InputError, OutputError
+from scidx.errors import ChunkError, ConfigError, CorruptIndexError, InputError, OutputError
 from scidx.format import read_header
 from scidx.pack import Record, pack_docs, pack_records, sidecar_path
 
@@ -332,7 +332,7 @@ def test_reuse_from_another_index(tmp_path: Path) -> None:
     assert result.embedded == 0 and result.cache_hits == result.chunks
     assert out.read_bytes() == saved.read_bytes()
     saved.write_bytes(b"not an index")
-    with pytest.raises(ConfigError, match="--reuse .*saved.scidx: not a valid index"):
+    with pytest.raises(CorruptIndexError, match="--reuse .*saved.scidx: not a valid index"):
         pack_docs(cfg, force=True, reuse=saved)
 
 
@@ -543,3 +543,34 @@ def test_output_that_is_an_input_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match='"output" is "docs/a.md", one of the input files'):
         pack_docs(cfg)
     assert (tmp_path / "docs" / "a.md").read_bytes() == before
+
+
+def test_lone_surrogates_in_records_are_named() -> None:
+    with pytest.raises(ChunkError) as info:
+        pack_records([{"id": "a", "text": "ok \udcff there"}], None, dimensions=8)
+    assert str(info.value) == (
+        "record #0 (id 'a'): text holds a lone surrogate at character 3, which UTF-8 cannot "
+        "store; clean the text first"
+    )
+
+
+def test_negative_source_date_epoch_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "-1")
+    with pytest.raises(ConfigError, match="SOURCE_DATE_EPOCH='-1' is not a valid"):
+        pack_docs(make_project(tmp_path))
+
+
+def test_text_is_stored_as_written_not_normalised(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    decomposed = (
+        "# Cafe\u0301\n\nCre\u0300me bru\u0302le\u0301e.\n"  # NFD, as macOS editors may save
+    )
+    (tmp_path / "docs" / "nfd.md").write_text(decomposed)
+    pack_docs(cfg)
+    import scidx
+
+    with scidx.load(tmp_path / "out" / "docs.scidx") as idx:
+        hit = idx.get("docs/nfd.md:cafe\u0301:0")  # GitHub keeps the combining accent
+        assert hit is not None and hit.text == "Cre\u0300me bru\u0302le\u0301e.\n"

@@ -241,6 +241,11 @@ def load_config(path: str | Path) -> Config:
         ) from None
     except _JSONValueError as exc:
         raise ConfigError(f"{label}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{label}: the JSON is nested too deeply to be a staticcorpus config; keys take "
+            "strings, numbers and lists of strings"
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError(
             f"{label}: the top level must be a JSON object like "

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -35,7 +34,7 @@ from scidx.config import Config, InputFile, collect_inputs, load_config
 from scidx.embed.base import Embedder
 from scidx.embed.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
 from scidx.embed.hashing import HashingEmbedder, embedding_text
-from scidx.errors import ChunkError, ConfigError, InputError, OutputError
+from scidx.errors import ChunkError, ConfigError, CorruptIndexError, InputError, OutputError
 from scidx.format import encode_strings, write_index
 from scidx.search import parse_url_template
 
@@ -207,6 +206,22 @@ def _coerce_record(item: Record | Mapping[str, Any], position: int) -> Record:
     for name in ("title", "source", "anchor"):
         if not isinstance(getattr(rec, name), str):
             raise ChunkError(f"record #{position} (id {rec.id!r}): {name} must be a string")
+    for name, value in (
+        ("id", rec.id),
+        ("text", rec.text),
+        ("title", rec.title),
+        ("source", rec.source),
+        ("anchor", rec.anchor),
+        *((f"headingPath[{i}]", h) for i, h in enumerate(rec.heading_path)),
+        *((f"metadata[{k!r}]", v) for k, v in rec.metadata.items()),
+    ):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ChunkError(
+                f"record #{position} (id {rec.id!r}): {name} holds a lone surrogate at "
+                f"character {exc.start}, which UTF-8 cannot store; clean the text first"
+            ) from None
     if not isinstance(rec.ordinal, int) or isinstance(rec.ordinal, bool) or rec.ordinal < 0:
         raise ChunkError(f"record #{position} (id {rec.id!r}): ordinal must be an integer >= 0")
     return rec
@@ -376,6 +391,8 @@ def built_utc() -> str:
     raw = os.environ.get("SOURCE_DATE_EPOCH", "0").strip() or "0"
     try:
         seconds = int(raw)
+        if seconds < 0:
+            raise ValueError(raw)
         stamp = datetime.fromtimestamp(seconds, tz=timezone.utc)
     except (ValueError, OverflowError, OSError):
         raise ConfigError(
@@ -794,7 +811,7 @@ def _decode(source: str, data: bytes) -> str:
             f"{source}: not valid UTF-8 at byte offset {exc.start} "
             f"(byte 0x{data[exc.start]:02x}); re-save the file as UTF-8 or exclude it"
         ) from None
-    return unicodedata.normalize("NFC", text) if not text.isascii() else text
+    return text
 
 
 def _inputs_digest(config: Config, stamp: Mapping[str, Any], files: Mapping[str, str]) -> str:
@@ -1085,7 +1102,7 @@ def _read_previous(path: Path, embedder: Embedder, *, required: bool = False) ->
         return _Previous(size=size, digests=digests, sources=sources, seed=seed)
     except (IndexFormatError, IndexError, ValueError, UnicodeDecodeError) as exc:
         if required:
-            raise ConfigError(f"--reuse {path}: not a valid index ({exc})") from None
+            raise CorruptIndexError(f"--reuse {path}: not a valid index ({exc})") from None
         return None
 
 
