@@ -573,4 +573,4 @@ def test_text_is_stored_as_written_not_normalised(tmp_path: Path) -> None:
 
     with scidx.load(tmp_path / "out" / "docs.scidx") as idx:
         hit = idx.get("docs/nfd.md:cafe\u0301:0")  # GitHub keeps the combining accent
-        assert hit is not None and hit.text == "Cre\u0300me bru\u0302le\u0301e.\n"
+        assert hit is not None and hit.text == "Cre\u0300me bru\u0302le\u0301e."
