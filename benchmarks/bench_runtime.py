@@ -132,7 +132,7 @@ for q in queries:
     toks = bm25s.tokenize([q], stopwords="en", stemmer=stemmer, return_ids=False,
                           show_progress=False)
     toks = [t if t else ["\\x00"] for t in toks]
-    retriever.retrieve(toks, k=10, n_threads=1, show_progress=False)
+    retriever.retrieve(toks, k=10, show_progress=False)
 """
 
 BASELINE = """
