@@ -173,13 +173,18 @@ def test_search_an_openai_index(
     assert server.request_count == 0
     # Hybrid needs the query embedded by the same model: without a key, a clear error.
     code, _, err = run(["search", index, "logs issue"], capsys)
-    assert code != 0 and "keyword" in err
+    assert code == 2 and "keyword" in err
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    code, out, _ = run(["search", index, "logs issue", "--json"], capsys)
+    argv = ["search", index, "logs issue", "--json", "--base-url", server.base_url]
+    code, out, _ = run(argv, capsys)
     assert code == 0
     assert json.loads(out)[0]["id"] == "docs/guide.md:troubleshoot:0"
     assert server.request_count == 1
+    # A failing server: a query retries briefly, then exit 2 with what failed.
+    for _ in range(5):
+        server.script(Behaviour(status=500))
+    code, _, err = run([*argv[:2], "other words", "--base-url", server.base_url], capsys)
+    assert code == 2 and "500" in err and FAKE_KEY not in err
 
 
 def test_check_gate_never_calls_the_provider(

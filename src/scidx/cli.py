@@ -267,6 +267,13 @@ def search_command(
     min_score: Annotated[
         float | None, typer.Option("--min-score", help="Drop hits scoring below this.")
     ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="OpenAI-compatible server for query embeddings (else $OPENAI_BASE_URL).",
+        ),
+    ] = None,
 ) -> None:
     """Search an index and print the best hits."""
     from scidx.load import load
@@ -278,7 +285,8 @@ def search_command(
             fail(ConfigError(f"--meta {item!r}: write it as KEY=VALUE, e.g. --meta section=guide"))
         metadata[key] = value
     try:
-        with load(index) as idx:
+        options = {"base_url": base_url} if base_url else None
+        with load(index, embedder_options=options) as idx:
             hits = idx.search(
                 query,
                 k=k,

@@ -17,7 +17,7 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     │   ├── CorruptIndexError                    truncated, out-of-bounds, overlapping, bad header
     │   └── ChecksumMismatchError                an array's xxh3 checksum does not match
     └── QueryError (also ValueError)     exit 5  a search request is invalid
-        └── QueryEmbeddingError                  vector search impossible for this index/query
+        └── QueryEmbeddingError          exit 2  the query cannot be embedded (provider)
 """
 
 from __future__ import annotations
@@ -111,3 +111,5 @@ class QueryError(ScidxError, ValueError):
 
 class QueryEmbeddingError(QueryError):
     """A vector query cannot be embedded for this index (provider unavailable or mismatched)."""
+
+    exit_code = 2

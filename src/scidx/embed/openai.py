@@ -833,6 +833,9 @@ def query_embedder_from_stamp(stamp: Mapping[str, object], **options: Any) -> Op
         )
     if norm != "l2":
         raise ConfigError(f"the index's vectors use normalization {norm!r}; scidx only makes 'l2'")
+    # A query is one small request that a person waits for: retry briefly, not for minutes.
+    options.setdefault("max_retries", 2)
+    options.setdefault("timeout", 20.0)
     try:
         key: tuple[object, ...] | None = (model, dims, tuple(sorted(options.items())))
         hash(key)
