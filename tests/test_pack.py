@@ -574,3 +574,59 @@ def test_text_is_stored_as_written_not_normalised(tmp_path: Path) -> None:
     with scidx.load(tmp_path / "out" / "docs.scidx") as idx:
         hit = idx.get("docs/nfd.md:cafe\u0301:0")  # GitHub keeps the combining accent
         assert hit is not None and hit.text == "Cre\u0300me bru\u0302le\u0301e."
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # The command may contain spaces and parentheses: the ppid follows the last ")".
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_workers_exit_when_the_packer_is_killed(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from scidx.pack import pack_records
+
+        recs = [{{"id": str(i), "text": "word " * 400 + str(i)}} for i in range(60000)]
+        print("start", flush=True)
+        pack_records(recs, {str(tmp_path / "x.scidx")!r}, workers=2, use_cache=False)
+        """
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "start"
+        workers: list[int] = []
+        deadline = time.monotonic() + 30
+        while len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            workers = _children(proc.pid)
+        assert len(workers) >= 2, "the worker pool never started"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    survivors = [w for w in workers if _alive(w)]
+    for pid in survivors:  # never leave strays behind, even when failing
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []

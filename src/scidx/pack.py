@@ -543,6 +543,22 @@ def _chunk_job(
     return out
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the packer dies (SIGKILL, OOM, CI cancel).
+
+    Without it a worker blocked on a full result pipe (its siblings keep the pipe open) would
+    outlive a killed packer forever.
+    """
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="scidx-parent-watch", daemon=True).start()
+
+
 _worker_embedders: dict[int, HashingEmbedder] = {}
 
 
@@ -576,7 +592,12 @@ class _Pool:
         if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
             method = "spawn"
         try:
-            executor = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method))
+            executor = ProcessPoolExecutor(
+                count,
+                mp_context=multiprocessing.get_context(method),
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
         except (OSError, RuntimeError, ValueError):
             return cls(None)
         return cls(executor)
