@@ -630,3 +630,13 @@ def test_workers_exit_when_the_packer_is_killed(tmp_path: Path) -> None:
     for pid in survivors:  # never leave strays behind, even when failing
         os.kill(pid, signal.SIGKILL)
     assert survivors == []
+
+
+def test_front_matter_change_shows_in_the_change_report(tmp_path: Path) -> None:
+    cfg = make_project(tmp_path)
+    pack_docs(cfg)
+    b = tmp_path / "docs" / "sub" / "b.md"
+    b.write_text(DOC_B.replace("title: Troubleshooting", "title: Troubleshooting\ntags: faq"))
+    check = pack_docs(cfg, check=True)
+    assert check.stale and check.changes is not None
+    assert check.changes["chunksChanged"] == ["docs/sub/b.md::0", "docs/sub/b.md:errors:0"]

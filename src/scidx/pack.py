@@ -280,12 +280,7 @@ def build_index_arrays(
     n = len(records)
     sources = sorted({r.source for r in records})
     source_row = {s: i for i, s in enumerate(sources)}
-    source_title: dict[str, str] = {}
-    source_meta: dict[str, str] = {}
-    for r in records:
-        # The first chunk of a source carries the document's title and front matter.
-        source_title.setdefault(r.source, r.title)
-        source_meta.setdefault(r.source, _canonical_json(dict(r.metadata)))
+    source_title, source_meta = _source_fields(records)
 
     arrays: dict[str, np.ndarray] = {}
 
@@ -321,6 +316,18 @@ def build_index_arrays(
         "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
     }
     return arrays, {"bm25": bm25_meta, "counts": counts}
+
+
+def _source_fields(records: Sequence[Record]) -> tuple[dict[str, str], dict[str, str]]:
+    """Per source: its title and its front matter as canonical JSON (stored once per source)."""
+    titles: dict[str, str] = {}
+    metas: dict[str, str] = {}
+    for r in records:
+        # The first chunk of a source carries the document's title and front matter.
+        if r.source not in titles:
+            titles[r.source] = r.title
+            metas[r.source] = _canonical_json(dict(r.metadata))
+    return titles, metas
 
 
 def _bm25_fields(records: Sequence[Record]) -> tuple[list[str], list[str]]:
@@ -1064,8 +1071,10 @@ class _Previous:
     seed: dict[bytes, np.ndarray]  # cache key -> vector, when the provider stamp matches
 
 
-def _chunk_digest(heading: str, text: str) -> str:
-    return xxhash.xxh3_64_hexdigest((heading + "\x00" + text).encode("utf-8", "surrogatepass"))
+def _chunk_digest(title: str, meta: str, heading: str, text: str) -> str:
+    """What a chunk contributes to the index, for the change report."""
+    joined = "\x00".join((title, meta, heading, text))
+    return xxhash.xxh3_64_hexdigest(joined.encode("utf-8", "surrogatepass"))
 
 
 def _read_previous(path: Path, embedder: Embedder, *, required: bool = False) -> _Previous | None:
@@ -1095,11 +1104,15 @@ def _read_previous(path: Path, embedder: Embedder, *, required: bool = False) ->
         headings = read_string_table(mm, header, "chunk.heading")
         paths = read_string_table(mm, header, "source.path")
         titles = read_string_table(mm, header, "source.title")
+        metas = read_string_table(mm, header, "source.meta")
         source_rows = array_view(mm, header, "chunk.source")
         n = len(ids)
+        if source_rows.shape != (n,) or (n and int(source_rows.max()) >= len(paths)):
+            raise CorruptIndexError(f"{path}: chunk.source does not match source.path")
         digests: dict[str, str] = {}
         for i in range(n):
-            digests[ids[i]] = _chunk_digest(headings[i], texts[i])
+            row = int(source_rows[i])
+            digests[ids[i]] = _chunk_digest(titles[row], metas[row], headings[i], texts[i])
         sources = {paths[i] for i in range(len(paths))}
         seed: dict[bytes, np.ndarray] = {}
         old_stamp = header.meta.get("provider")
@@ -1136,7 +1149,11 @@ def _changes(
     previous: _Previous | None, records: Sequence[Record], size: int | None
 ) -> dict[str, Any]:
     """Chunks and sources added / changed / removed against the previous index."""
-    new = {r.id: _chunk_digest("\x1f".join(r.heading_path), r.text) for r in records}
+    titles, metas = _source_fields(records)
+    new = {
+        r.id: _chunk_digest(titles[r.source], metas[r.source], "\x1f".join(r.heading_path), r.text)
+        for r in records
+    }
     new_sources = {r.source for r in records}
     old = previous.digests if previous is not None else {}
     old_sources = previous.sources if previous is not None else set()
