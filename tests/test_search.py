@@ -434,3 +434,16 @@ def test_url_template_from_the_file_is_never_str_format() -> None:
     assert forged != good.data and len(forged) == len(good.data)
     with pytest.raises(CorruptIndexError, match="urlTemplate"):
         load_bytes(forged)
+
+
+def test_extreme_and_complex_query_vectors() -> None:
+    idx = load_bytes(build_index(random_corpus(40)))
+    d = idx.vectors.shape[1]
+    base = np.asarray(idx.vectors[3], dtype=np.float64)
+    small = idx.search_vector(base, k=3)
+    huge = idx.search_vector(base * 1e300, k=3)
+    tiny = idx.search_vector(base * 1e-300, k=3)
+    assert [h.id for h in huge] == [h.id for h in small] == [h.id for h in tiny]
+    assert huge[0].score == pytest.approx(small[0].score)
+    with pytest.raises(QueryError, match="real numbers"):
+        idx.search_vector(np.ones(d, dtype=np.complex128), k=3)

@@ -228,7 +228,9 @@ def read_beir(folder: str | Path, split: str) -> BeirData:
             f"queries.jsonl does not have (first: {missing[0]!r})"
         )
     queries = {q: texts[q] for q in qrels}
-    return BeirData(root.name, split, corpus, queries, qrels, time.perf_counter() - started)
+    return BeirData(
+        root.resolve().name, split, corpus, queries, qrels, time.perf_counter() - started
+    )
 
 
 # ---------------------------------------------------------------------------------------------

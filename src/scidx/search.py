@@ -428,8 +428,13 @@ class Searcher:
             QueryError: Wrong length or shape, NaN/inf, or zero norm.
         """
         d = int(self.corpus.vectors.shape[1])
+        raw = np.asarray(vector)
+        if raw.dtype.kind not in "biuf":
+            raise QueryError(
+                f"the query vector must hold real numbers, got dtype {raw.dtype}; pass floats"
+            )
         try:
-            arr = np.asarray(vector, dtype=np.float64)
+            arr = raw.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise QueryError(f"the query vector is not a numeric array ({exc})") from None
         if arr.ndim == 2 and arr.shape[0] == 1:
@@ -442,10 +447,12 @@ class Searcher:
             )
         if not np.all(np.isfinite(arr)):
             raise QueryError("the query vector contains NaN or infinite values")
-        norm = float(np.linalg.norm(arr))
-        if norm == 0.0:
+        # Scale by the largest component first, so huge or tiny values cannot overflow the norm.
+        peak = float(np.max(np.abs(arr)))
+        if peak == 0.0:
             raise QueryError("the query vector is all zeros; it matches nothing")
-        return (arr / norm).astype(np.float32)
+        arr = arr / peak
+        return (arr / float(np.linalg.norm(arr))).astype(np.float32)
 
     # -- filters ------------------------------------------------------------------------------
 
