@@ -202,3 +202,26 @@ def test_check_gate_never_calls_the_provider(
     assert code == 6
     assert "  + docs/guide.md:new:0" in out
     assert server.request_count == 0
+
+
+def test_truncation_warning_names_the_chunk(
+    project: Path,
+    server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from scidx.pack import pack_docs
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    huge = "word " * 30_000  # ~150 KB: over text-embedding-3-small's 8191-token input limit
+    (project.parent / "docs" / "guide.md").write_text(DOC + f"\n## Huge section\n\n{huge}\n")
+    with caplog.at_level("WARNING"):
+        result = pack_docs(project)
+    assert result.chunks == 5
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("chunk docs/guide.md:huge-section:0 is about") for m in messages)
+    import scidx
+
+    with scidx.load(project.parent / "docs.scidx") as idx:
+        hit = idx.get("docs/guide.md:huge-section:0")
+        assert hit is not None and hit.text.strip() == huge.strip()  # stored whole

@@ -373,6 +373,9 @@ def _embed(
     seed: Mapping[bytes, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, int, int]:
     texts = _embedding_texts(records)
+    if hasattr(embedder, "describe_input"):
+        # Lets the provider name chunks (not list positions) in its warnings.
+        embedder.describe_input = dict(zip(texts, (r.id for r in records), strict=True)).get
     cache = EmbeddingCache(default_cache_dir(cache_dir)) if use_cache else None
     try:
         cached = CachedEmbedder(embedder, cache, seed=seed)

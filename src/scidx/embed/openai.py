@@ -304,6 +304,8 @@ class OpenAIEmbedder(Embedder):
         self.backoff_max = float(backoff_max)
         self.max_retry_after = float(max_retry_after)
         self.on_warning = on_warning
+        # Set by the packer: names an input (its chunk id) in warnings instead of a position.
+        self.describe_input: Callable[[str], str | None] | None = None
         self._base_url = base_url
         self._send_dimensions = shortening
         self._usd_per_million = info.usd_per_million_tokens if info else None
@@ -417,8 +419,10 @@ class OpenAIEmbedder(Embedder):
         if tokens > self.max_input_tokens:
             sent = _truncate_utf8(sent, self.max_input_tokens * BYTES_PER_TOKEN)
             if warn:
+                label = self.describe_input(text) if self.describe_input is not None else None
+                what = f"chunk {label}" if label else f"input {position} ({_preview(text)})"
                 self._warn(
-                    f"input {position} ({_preview(text)}) is about {tokens} tokens, over the "
+                    f"{what} is about {tokens} tokens, over the "
                     f"{self.max_input_tokens}-token limit of {self.model_id}; only its first "
                     f"{len(sent)} characters are sent for embedding (the stored text stays whole)"
                 )
