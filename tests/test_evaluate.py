@@ -304,3 +304,22 @@ def test_shipped_fixture_passes_the_shipped_baseline(kelpie_index: Path) -> None
     assert len(fx.queries) >= 20
     pages = {key.split("#")[0].split(":")[0] for q in fx.queries for key in q.relevant}
     assert len(pages) == len(list((ROOT / "fixtures" / "docs").glob("*.md")))
+
+
+def test_project_docs_fixture_passes_its_baseline(tmp_path: Path) -> None:
+    """The gate over scidx's own README and docs/: a docs edit that hurts retrieval fails here.
+
+    After an intended docs change, refresh the baseline with
+    ``toolup-rag eval docs/eval/scidx-docs.json --out docs/eval/scidx-docs.baseline.json``.
+    """
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("eval"))
+    shutil.copy(ROOT / "staticcorpus.docs.json", tmp_path / "staticcorpus.json")
+    result = pack_docs(tmp_path / "staticcorpus.json", use_cache=False)
+    assert result.output is not None
+    fixture = ROOT / "docs" / "eval" / "scidx-docs.json"
+    report = run_eval(fixture, index=result.output)
+    baseline = json.loads((ROOT / "docs/eval/scidx-docs.baseline.json").read_text("utf-8"))
+    gate = compare_to_baseline(report, baseline, tolerance=0.05)
+    assert gate.compared == ["hybrid", "keyword", "vector"]
+    assert gate.ok, gate
