@@ -225,3 +225,19 @@ def test_truncation_warning_names_the_chunk(
     with scidx.load(project.parent / "docs.scidx") as idx:
         hit = idx.get("docs/guide.md:huge-section:0")
         assert hit is not None and hit.text.strip() == huge.strip()  # stored whole
+
+
+def test_check_after_a_model_change_is_stale_without_requests(
+    project: Path,
+    server: FakeOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    assert run(["pack-docs", "--config", str(project), "--quiet"], capsys)[0] == 0
+    server.reset()
+    cfg = json.loads(project.read_text())
+    project.write_text(json.dumps({**cfg, "dimensions": 8}))
+    code, _, _ = run(["pack-docs", "--config", str(project), "--check"], capsys)
+    assert code == 6
+    assert server.request_count == 0

@@ -967,7 +967,8 @@ def pack_docs(
             return result
         if check:
             changes = _changes(previous, valid, None)
-            if _has_changes(changes):
+            same_model = previous is not None and previous.stamp == stamp
+            if _has_changes(changes) or not same_model:
                 # Stale whatever the vectors: decide without calling the provider.
                 result.chunks = len(valid)
                 result.stale = True
@@ -1072,6 +1073,7 @@ class _Previous:
     digests: dict[str, str]  # chunk id -> hash of (heading path, text)
     sources: set[str]
     seed: dict[bytes, np.ndarray]  # cache key -> vector, when the provider stamp matches
+    stamp: dict[str, Any] | None  # the old index's provider stamp
 
 
 def _chunk_digest(title: str, meta: str, heading: str, text: str) -> str:
@@ -1136,7 +1138,13 @@ def _read_previous(path: Path, embedder: Embedder, *, required: bool = False) ->
                         embedder.provider_id, embedder.model_id, embedder.dimensions, text
                     )
                     seed[key] = np.array(vectors[i], dtype=np.float32)
-        return _Previous(size=size, digests=digests, sources=sources, seed=seed)
+        return _Previous(
+            size=size,
+            digests=digests,
+            sources=sources,
+            seed=seed,
+            stamp=dict(old_stamp) if isinstance(old_stamp, dict) else None,
+        )
     except (IndexFormatError, IndexError, ValueError, UnicodeDecodeError) as exc:
         if required:
             raise CorruptIndexError(f"--reuse {path}: not a valid index ({exc})") from None
