@@ -28,7 +28,13 @@ import numpy as np
 import xxhash
 
 from scidx import __version__
-from scidx.bm25 import build_arrays_from_hashes, hash_fields
+from scidx.bm25 import (
+    DEFAULT_B,
+    DEFAULT_HEADING_WEIGHT,
+    DEFAULT_K1,
+    build_arrays_from_hashes,
+    hash_fields,
+)
 from scidx.chunk import CHUNKER_VERSION, Chunk, chunk_markdown
 from scidx.config import Config, InputFile, collect_inputs, load_config
 from scidx.embed.base import Embedder
@@ -52,15 +58,15 @@ __all__ = [
     "pack_records",
 ]
 
-#: Bumped whenever the same inputs would produce different bytes.
-PACKER_VERSION = "scidx-pack-1"
+#: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order).
+PACKER_VERSION = "scidx-pack-2"
 SIDECAR_VERSION = 1
 GENERATOR = f"scidx {__version__}"
 
-# BM25 parameters chosen by measurement on SciFact train (see benchmarks/bench_scifact.py).
-BM25_K1 = 1.2
-BM25_B = 0.75
-BM25_HEADING_WEIGHT = 2.0
+# BM25 parameters: the measured defaults of scidx.bm25 (see its module docstring).
+BM25_K1 = DEFAULT_K1
+BM25_B = DEFAULT_B
+BM25_HEADING_WEIGHT = DEFAULT_HEADING_WEIGHT
 
 #: ``progress(stage, done, total)``; stages: read, chunk, embed, index, write.
 Progress = Callable[[str, int, int], None]
