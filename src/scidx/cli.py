@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -78,7 +79,9 @@ class _PlainProgress:
         self._last: str | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if done == total and total > 0 and stage != self._last:
+        if stage == "cached":
+            typer.echo(f"cache hits: {done}/{total}", err=True)
+        elif done == total and total > 0 and stage != self._last:
             self._last = stage
             typer.echo(f"{stage}: {done}/{total}", err=True)
 
@@ -101,11 +104,17 @@ class _RichProgress:
             transient=True,
         )
         self._tasks: dict[str, Any] = {}
+        self._last_update = 0.0
         self._progress.start()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage not in self._tasks:
             self._tasks[stage] = self._progress.add_task(stage, total=max(total, 1))
+        # Updating per file costs more than the work on a big corpus: at most ~20 per second.
+        now = time.monotonic()
+        if done < total and now - self._last_update < 0.05:
+            return
+        self._last_update = now
         self._progress.update(self._tasks[stage], completed=done, total=max(total, 1))
 
     def close(self) -> None:

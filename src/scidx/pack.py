@@ -68,7 +68,8 @@ BM25_K1 = DEFAULT_K1
 BM25_B = DEFAULT_B
 BM25_HEADING_WEIGHT = DEFAULT_HEADING_WEIGHT
 
-#: ``progress(stage, done, total)``; stages: read, chunk, embed, index, write.
+#: ``progress(stage, done, total)``; stages: read, chunk, cached (distinct chunk texts found in
+#: the cache or the previous index), embed, index, write.
 Progress = Callable[[str, int, int], None]
 
 
@@ -387,8 +388,13 @@ def _embed(
         cached = CachedEmbedder(embedder, cache, seed=seed)
         out = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
         done = 0
+        reported_hits = False
         progress("embed", 0, len(texts))
         for positions, vecs in cached.embed_iter(texts):
+            if not reported_hits:
+                # The cache is consulted before anything is yielded: its hits are known now.
+                progress("cached", cached.hits, len(set(texts)))
+                reported_hits = True
             out[positions] = vecs
             done += len(positions)
             progress("embed", done, len(texts))
