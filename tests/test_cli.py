@@ -60,6 +60,9 @@ def test_pack_search_inspect(project: Path, capsys: pytest.CaptureFixture[str]) 
     assert out.startswith("packed 1 files into 3 chunks → ")
     assert "3 embedded, 0 cache hits" in out
     assert "read: 1/1" in err  # plain progress when stderr is not a terminal
+    assert "cache hits: 0/3" in err
+    code, _, err = run(["pack-docs", "--config", str(project), "--force"], capsys)
+    assert code == 0 and "cache hits: 3/3" in err
 
     code, out, _ = run(["pack-docs", "--config", str(project)], capsys)
     assert code == 0
