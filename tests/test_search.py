@@ -447,3 +447,14 @@ def test_extreme_and_complex_query_vectors() -> None:
     assert huge[0].score == pytest.approx(small[0].score)
     with pytest.raises(QueryError, match="real numbers"):
         idx.search_vector(np.ones(d, dtype=np.complex128), k=3)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_rank_equals_search(mode: str) -> None:
+    idx = load_bytes(build_index(random_corpus(60)))
+    for query in ("alpha beta", "gamma", "delta omega kappa"):
+        hits = idx.search(query, k=7, mode=mode)
+        assert len(hits) == 7
+        assert idx.rank(query, k=7, mode=mode) == [(h.id, h.score) for h in hits]
+    with pytest.raises(QueryError):
+        idx.rank("alpha", k=0)

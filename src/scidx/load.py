@@ -405,6 +405,40 @@ class Index:
             on_stage=on_stage,
         )
 
+    def rank(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        alpha: float = DEFAULT_ALPHA,
+        min_score: float | None = None,
+        source: str | None = None,
+        heading: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        query_vector: Any | None = None,
+    ) -> list[tuple[str, float]]:
+        """The same ranking as :meth:`search`, as ``(chunk id, score)`` pairs only.
+
+        For callers that need no text (evaluation, re-ranking, large ``k``): it skips building
+        :class:`Hit` objects. Arguments, errors and order are those of :meth:`search`.
+
+        Example:
+            >>> idx.rank("configure CORS", k=3, mode="keyword")  # doctest: +SKIP
+            [('tutorial/cors.md:cors:0', 7.31), ...]
+        """
+        return self._live().rank(
+            query,
+            k=k,
+            mode=mode,
+            alpha=alpha,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+            metadata=metadata,
+            query_vector=query_vector,
+        )
+
     def retrieve(self, request: RetrievalRequest) -> list[Match]:
         """Answer a :class:`~scidx.pipeline.RetrievalRequest`: ``Index`` is a ``Retriever``.
 

@@ -614,6 +614,31 @@ class Searcher:
         self,
         query: str | None,
         *,
+        snippet_chars: int,
+        on_stage: Callable[[str], None] | None = None,
+        **options: Any,
+    ) -> list[Hit]:
+        """Run one search (the engine behind ``Index.search`` / ``Index.search_vector``).
+
+        ``options`` are those of :meth:`select`.
+        """
+        rows, scores, terms = self.select(
+            query, snippet_chars=snippet_chars, on_stage=on_stage, **options
+        )
+        if on_stage is not None:
+            on_stage("hits")
+        return [self.hit(r, s, terms, snippet_chars) for r, s in zip(rows, scores, strict=True)]
+
+    def rank(self, query: str | None, **options: Any) -> list[tuple[str, float]]:
+        """Chunk ids and scores only, in result order (the engine behind ``Index.rank``)."""
+        rows, scores, _ = self.select(query, **options)
+        ids = self.corpus.chunk_id
+        return [(ids[r], s) for r, s in zip(rows, scores, strict=True)]
+
+    def select(
+        self,
+        query: str | None,
+        *,
         k: int,
         mode: str,
         alpha: float,
@@ -621,11 +646,14 @@ class Searcher:
         source: str | None,
         heading: str | None,
         metadata: Mapping[str, Any] | None,
-        snippet_chars: int,
         query_vector: Any | None,
+        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
         on_stage: Callable[[str], None] | None = None,
-    ) -> list[Hit]:
-        """Run one search (the engine behind ``Index.search`` / ``Index.search_vector``).
+    ) -> tuple[list[int], list[float], list[str]]:
+        """Choose the result rows: ``(rows, scores, query terms)``, best first.
+
+        ``snippet_chars`` is accepted (and validated) here so that every entry point checks the
+        same arguments.
 
         Raises:
             QueryError: Invalid arguments (see ``Index.search``).
@@ -655,12 +683,12 @@ class Searcher:
 
         qvec = self.check_vector(query_vector) if query_vector is not None else None
         if not text and qvec is None:
-            return []  # an empty query matches nothing (documented), in every mode
+            return [], [], []  # an empty query matches nothing (documented), in every mode
         terms = query_terms(text) if text else []
 
         if mode == "keyword":
             if not terms:
-                return []
+                return [], [], []
             stage("retrieval")
             rows, scores = self.keyword_scores(terms)
             rows, scores = self._rank(rows, scores, min(k, n), min_score, filters)
@@ -669,7 +697,7 @@ class Searcher:
                 stage("embedding")
                 qvec = self._embed_checked(text)
                 if qvec is None:
-                    return []
+                    return [], [], []
             stage("retrieval")
             scores = self.vector_scores(qvec)
             if min_score is None and filters.key == (None, ()) and filters.heading is None:
@@ -693,11 +721,7 @@ class Searcher:
                 scores = fused[rows]
             keep = scores > 0  # chunks neither leg found are not hits
             rows, scores = self._rank(rows[keep], scores[keep], min(k, n), min_score, filters)
-        stage("hits")
-        return [
-            self.hit(int(r), float(s), terms, snippet_chars)
-            for r, s in zip(rows.tolist(), scores.tolist(), strict=True)
-        ]
+        return rows.tolist(), scores.tolist(), terms
 
     def _embed_checked(self, text: str) -> npt.NDArray[np.float32] | None:
         vec = self.embed_query(text)
