@@ -245,14 +245,16 @@ def score_query(
     v = th.shape[0]
     qh = np.fromiter((term_hash(t) for t in terms), dtype=np.uint64, count=len(terms))
     pos = np.searchsorted(th, qh)
+    # Keep the query terms the index has (one vectorised comparison, not one per term).
+    inside = pos < v
+    found = pos[inside][th[pos[inside]] == qh[inside]]
     doc_parts: list[np.ndarray] = []
     weight_parts: list[np.ndarray] = []
     ptr = arrays.term_ptr
     p_total = arrays.post_doc.shape[0]
-    for i, p in enumerate(pos.tolist()):
-        if p >= v or int(th[p]) != int(qh[i]):
-            continue
-        start, end = int(ptr[p]), int(ptr[p + 1])
+    starts = ptr[found].tolist()
+    ends = ptr[found + 1].tolist()
+    for start, end in zip(starts, ends, strict=True):
         # Clamp so a corrupt pointer can never index past the postings (verify=True checks it).
         end = min(end, p_total)
         if start >= end:
