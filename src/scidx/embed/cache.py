@@ -22,6 +22,7 @@ import struct
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -106,6 +107,23 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
     # Before 3.11: "file is not a database" and "database disk image is malformed" are plain
     # DatabaseError; busy/locked/read-only are its OperationalError subclass.
     return type(exc) is sqlite3.DatabaseError
+
+
+@contextmanager
+def _immediate_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction: committed on success, rolled back on any exception (even Ctrl-C).
+
+    IMMEDIATE takes the write lock up front, so two writers queue on busy_timeout instead of
+    deadlocking on a read-to-write upgrade.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 class EmbeddingCache:
@@ -278,14 +296,8 @@ class EmbeddingCache:
                 return
             conn = self._conn
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with _immediate_transaction(conn):
                     conn.executemany("DELETE FROM embeddings WHERE key = ?", [(k,) for k in doomed])
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
             except sqlite3.Error as exc:
                 if _is_corruption(exc):
                     self._disable(exc, "cleaning")
@@ -316,20 +328,12 @@ class EmbeddingCache:
                 return 0
             conn = self._conn
             try:
-                # IMMEDIATE takes the write lock up front, so two writers queue on busy_timeout
-                # instead of deadlocking on a read-to-write upgrade.
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with _immediate_transaction(conn):
                     before = conn.total_changes
                     conn.executemany(
                         "INSERT OR IGNORE INTO embeddings (key, dim, vec) VALUES (?, ?, ?)", rows
                     )
                     written = conn.total_changes - before
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
             except sqlite3.Error as exc:
                 if _is_corruption(exc):
                     self._disable(exc, "writing")
