@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from scidx.embed.cache import CachedEmbedder, EmbeddingCache
+from scidx.build.cache import CachedEmbedder, EmbeddingCache
 from scidx.embed.openai import OpenAIEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "fastapi-docs-en"
 
 def corpus_texts(corpus: Path) -> list[str]:
     """The embedding texts of every chunk of every Markdown file, in path order."""
-    from scidx.chunk import chunk_markdown
+    from scidx.build.chunk import chunk_markdown
 
     try:
         from scidx.tokenize import embedding_text

@@ -27,8 +27,9 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from scidx.config import collect_inputs, load_config
-from scidx.pack import pack_docs
+from scidx.build.config import load_config
+from scidx.build.inputs import collect_inputs
+from scidx.build.pack import pack_docs
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = HERE.parent.parent / "shared" / "corpora" / "kubernetes-website-en"

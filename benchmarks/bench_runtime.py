@@ -6,7 +6,7 @@ Usage (from the project root)::
 
 Builds a ~100k-chunk index by repeating the SciFact corpus ``--repeat`` times (each copy gets its
 own ids, so the index really holds 100k chunks) and a ~10k one (×2), with the default offline
-provider (hashing, 512 dimensions), through ``scidx.pack.pack_records``. Then reports:
+provider (hashing, 512 dimensions), through ``scidx.build.pack.pack_records``. Then reports:
 
 * load time (``scidx.load`` + ``close``), median and p95 of many, for 10k vs 100k chunks;
 * vector search latency (``Index.search_vector``, k=10) next to a bare ``vectors @ q`` over the
@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import numpy as np  # noqa: E402
 
-from scidx.load import load  # noqa: E402
-from scidx.search import top_k_dense  # noqa: E402
+from scidx.index.index import load  # noqa: E402
+from scidx.index.search import top_k_dense  # noqa: E402
 
 
 def read_corpus(shared: Path) -> tuple[list[dict], list[str]]:
@@ -61,7 +61,7 @@ def repeated_records(corpus: list[dict], times: int) -> list[dict]:
 
 
 def pack(records: list[dict], path: Path) -> float:
-    from scidx.pack import pack_records
+    from scidx.build.pack import pack_records
 
     t0 = time.perf_counter()
     pack_records(records, path, use_cache=False)

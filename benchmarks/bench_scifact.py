@@ -5,8 +5,8 @@ Usage (from the project root)::
     .venv/bin/python benchmarks/bench_scifact.py [--shared ../shared] [--split train]
 
 Packs ``beir/scifact/corpus.jsonl`` (title + text per document) through the records API
-(``scidx.pack.pack_records``, offline hashing embedder), loads the index with ``scidx.load`` and
-runs every query of the split. Prints nDCG@10, Recall@100 and MRR@10 per mode next to bm25s
+(``scidx.build.pack.pack_records``, offline hashing embedder), loads the index with ``scidx.load``
+and runs every query of the split. Prints nDCG@10, Recall@100 and MRR@10 per mode next to bm25s
 (PyStemmer English stemmer + English stop-words, k1=1.5, b=0.75, Lucene idf) measured in the
 same run, then single-thread keyword queries per second for both.
 
@@ -35,13 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from scidx.beir import read_beir  # noqa: E402
-from scidx.evaluate import mrr_at, ndcg_at, recall_at  # noqa: E402
-from scidx.load import Index, load  # noqa: E402
+from scidx.evaluation.beir import read_beir  # noqa: E402
+from scidx.evaluation.metrics import mrr_at, ndcg_at, recall_at  # noqa: E402
+from scidx.index.index import Index, load  # noqa: E402
 
 
 def evaluate(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> dict:
-    """Mean nDCG@10, Recall@100, MRR@10 over the judged queries (scidx.evaluate's metrics)."""
+    """Mean nDCG@10, Recall@100, MRR@10 over the judged queries (scidx.evaluation.metrics)."""
     judged = [q for q, r in qrels.items() if any(g > 0 for g in r.values())]
     return {
         "nDCG@10": statistics.fmean(ndcg_at(run.get(q, []), qrels[q], 10) for q in judged),
@@ -52,7 +52,7 @@ def evaluate(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, 
 
 
 def build_scidx(corpus: Sequence[tuple[str, str, str]], out: Path) -> float:
-    from scidx.pack import pack_records
+    from scidx.build.pack import pack_records
 
     records = [{"id": doc_id, "title": title, "text": text} for doc_id, title, text in corpus]
     t0 = time.perf_counter()

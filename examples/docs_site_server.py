@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from scidx.load import Index, load
+from scidx.index.index import Index, load
 
 MAX_K = 50  # a public endpoint should not let one request ask for the whole corpus
 

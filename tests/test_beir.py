@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scidx.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
 from scidx.errors import ConfigError, InputError, OutputError
+from scidx.evaluation.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
 
 
 def make_beir(root: Path, *, crlf: bool = True, header: bool = True) -> Path:

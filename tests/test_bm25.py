@@ -1,4 +1,4 @@
-"""scidx.bm25: the stored arrays and scores against a straightforward reference BM25."""
+"""scidx.index.bm25: the stored arrays and scores against a straightforward reference BM25."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from scidx import bm25
-from scidx.bm25 import BM25Arrays, build_arrays, query_terms, score_query, term_hash, top_k
+from scidx.index import bm25
+from scidx.index.bm25 import BM25Arrays, build_arrays, query_terms, score_query, term_hash, top_k
 from scidx.tokenize import TOKENIZER_VERSION, tokenize
 
 HEADINGS = [

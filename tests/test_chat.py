@@ -7,16 +7,16 @@ from collections.abc import Iterator
 import pytest
 
 from chat_server import ChatServer, Reply
-from scidx.chat import (
+from scidx.build.pack import pack_records
+from scidx.index.index import Index, load_bytes
+from scidx.rag.chat import (
     ChatError,
     ChatMissingKeyError,
     ChatProviderError,
     ask,
     complete,
 )
-from scidx.load import Index, load_bytes
-from scidx.pack import pack_records
-from scidx.pipeline import IndexRetriever, Pipeline, PromptOptions
+from scidx.rag.pipeline import IndexRetriever, Pipeline, PromptOptions
 
 KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123"
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from syrupy.assertion import SnapshotAssertion
 
-from scidx.chunk import (
+from scidx.build.chunk import (
     CHUNKER_VERSION,
     Chunk,
     Metadata,

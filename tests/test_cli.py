@@ -229,7 +229,8 @@ def test_python_dash_m_and_version() -> None:
 def test_every_command_has_help_and_is_in_readme() -> None:
     import typer.main
 
-    from scidx.cli import app
+    import scidx.cli.run  # noqa: F401  (registers every command)
+    from scidx.cli.app import app
 
     group = typer.main.get_command(app)
     readme = (ROOT / "README.md").read_text()

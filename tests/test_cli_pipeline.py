@@ -13,13 +13,10 @@ import pytest
 
 from chat_server import ChatServer, Reply
 from scidx import cli
-from scidx.cli_pipeline import register
-from scidx.pack import pack_docs
+from scidx.build.pack import pack_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-cli-test-0123456789abcdefghij"
-
-register(cli.app)  # idempotent; the lead wires the same call into scidx.cli
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -46,10 +43,13 @@ def server() -> Iterator[ChatServer]:
         yield s
 
 
-def test_register_is_idempotent() -> None:
-    before = len(cli.app.registered_commands)
-    register(cli.app)
-    assert len(cli.app.registered_commands) == before
+def test_every_command_is_registered_once() -> None:
+    import scidx.cli.run  # noqa: F401  (importing it registers every command module)
+    from scidx.cli.app import app
+
+    names = [c.name for c in app.registered_commands]
+    assert sorted(names) == sorted(set(names))
+    assert {"pack-docs", "search", "inspect", "query", "ask", "eval", "bench"} <= set(names)
 
 
 def test_query_prints_matches(index: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -374,7 +374,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_site_urls_follow_the_template_table(site: Path) -> None:
-    from scidx.load import load
+    from scidx.index.index import load
 
     with load(site / "site-search/docs.scidx") as idx:
         urls = {hit.id: hit.url for hit in idx.search("linux install guide widgets", k=20)}
@@ -446,7 +446,7 @@ def test_example_server_in_a_thread(site: Path) -> None:
         from docs_site_server import make_server
     finally:
         sys.path.remove(str(SERVER.parent))
-    from scidx.load import load
+    from scidx.index.index import load
 
     with load(site / "site-search/docs.scidx") as idx:
         server = make_server(idx, port=0)

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from scidx.build.pack import pack_docs
 from scidx.errors import ConfigError, InputError
-from scidx.evaluate import (
+from scidx.evaluation.metrics import (
     QUALITY_EXIT_CODE,
     QualityRegressionError,
     compare_to_baseline,
@@ -24,7 +25,6 @@ from scidx.evaluate import (
     recall_at,
     run_eval,
 )
-from scidx.pack import pack_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "docs" / "eval" / "kelpie.json"

@@ -1,4 +1,4 @@
-"""Tests for the .scidx container (scidx.format): exact bytes, round trips, corruption."""
+"""Tests for the .scidx container (scidx.index.format): exact bytes, round trips, corruption."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from hypothesis.extra import numpy as hnp
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from scidx import format as fmt
 from scidx.errors import (
     BadMagicError,
     ChecksumMismatchError,
@@ -28,6 +27,7 @@ from scidx.errors import (
     IndexFormatError,
     UnsupportedFormatVersionError,
 )
+from scidx.index import format as fmt
 
 EPOCH = "1970-01-01T00:00:00Z"
 HINT = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."

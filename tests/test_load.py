@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scidx import bm25, format
 from scidx.embed.hashing import HashingEmbedder, embedding_text
 from scidx.errors import (
     BadMagicError,
@@ -32,7 +31,8 @@ from scidx.errors import (
     ScidxError,
     UnsupportedFormatVersionError,
 )
-from scidx.load import Index, load, load_bytes, load_resource
+from scidx.index import bm25, format
+from scidx.index.index import Index, load, load_bytes, load_resource
 
 BUILT = "2026-01-01T00:00:00Z"
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from openai_server import Behaviour, FakeOpenAIServer, fake_vector
-from scidx.embed.cache import CachedEmbedder, EmbeddingCache
+from scidx.build.cache import CachedEmbedder, EmbeddingCache
 from scidx.embed.openai import (
     OpenAIEmbedder,
     estimate_tokens,
@@ -627,8 +627,8 @@ def test_close_and_reopen(server: FakeOpenAIServer, key: str) -> None:
 def test_pack_and_search_an_openai_index(
     server: FakeOpenAIServer, key: str, tmp_path: Path
 ) -> None:
-    from scidx.load import load
-    from scidx.pack import pack_records
+    from scidx.build.pack import pack_records
+    from scidx.index.index import load
 
     records = [
         {"id": f"doc{i}", "title": f"Page {i}", "text": f"about widgets number {i}"}

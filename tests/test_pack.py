@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-import scidx.pack as pack_mod
+import scidx.build.fileio as fileio_mod
+import scidx.build.pack as pack_mod
+from scidx.build.incremental import sidecar_path
+from scidx.build.pack import pack_docs, pack_records
+from scidx.build.records import Record
 from scidx.errors import ChunkError, ConfigError, CorruptIndexError, InputError, OutputError
-from scidx.format import read_header
-from scidx.pack import Record, pack_docs, pack_records, sidecar_path
+from scidx.index.format import read_header
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,7 +141,7 @@ def test_pack_identical_under_other_hashseed_tz_locale(tmp_path: Path) -> None:
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
     }
-    code = f"import scidx.pack as p; p.pack_docs({str(cfg)!r}, force=True, use_cache=False)"
+    code = f"import scidx.build.pack as p; p.pack_docs({str(cfg)!r}, force=True, use_cache=False)"
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert (tmp_path / "out" / "docs.scidx").read_bytes() == first
 
@@ -219,7 +222,7 @@ def test_failed_write_keeps_previous_index(tmp_path: Path, monkeypatch: pytest.M
     def boom(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pack_mod.os, "fsync", boom)
+    monkeypatch.setattr(fileio_mod.os, "fsync", boom)
     with pytest.raises(OutputError) as info:
         pack_docs(cfg)
     assert "No space left on device" in str(info.value)
@@ -401,7 +404,7 @@ def test_killed_pack_leaves_previous_index(tmp_path: Path) -> None:
         import time, sys
         import numpy as np
         from scidx.embed.base import Embedder, l2_normalize
-        from scidx.pack import pack_records
+        from scidx.build.pack import pack_records
 
         class Slow(Embedder):
             provider_id = "slow"; model_id = "slow-1"; dimensions = 16; batch_size = 1
@@ -487,7 +490,7 @@ def json_snapshot(snapshot):  # type: ignore[no-untyped-def]
 
 def test_example_corpus_header_snapshot(json_snapshot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The whole header of the example corpus index: any change to the bytes shows up here."""
-    from scidx.format import header_to_dict
+    from scidx.index.format import header_to_dict
 
     cfg = json.loads((ROOT / "staticcorpus.example.json").read_text())
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
@@ -603,7 +606,7 @@ def test_workers_exit_when_the_packer_is_killed(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys
-        from scidx.pack import pack_records
+        from scidx.build.pack import pack_records
 
         recs = [{{"id": str(i), "text": "word " * 400 + str(i)}} for i in range(60000)]
         print("start", flush=True)

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from scidx.build.pack import pack_records
 from scidx.errors import ConfigError, OutputError, QueryError
-from scidx.load import Index, load_bytes
-from scidx.pack import pack_records
-from scidx.pipeline import (
+from scidx.index.index import Index, load_bytes
+from scidx.rag.pipeline import (
     RRF_K,
     STAGE_CONTEXT,
     STAGE_EMBEDDING,
@@ -388,7 +388,7 @@ def test_prepared_to_dict_is_json(index: Index) -> None:
 
 def test_runtime_modules_stay_light() -> None:
     code = (
-        "import scidx.pipeline, scidx.evaluate, scidx.beir, sys; "
+        "import scidx.rag.pipeline, scidx.evaluation.metrics, scidx.evaluation.beir, sys; "
         "bad = {'openai', 'typer', 'rich', 'markdown_it', 'platformdirs'} & set(sys.modules); "
         "assert not bad, bad"
     )
@@ -397,7 +397,7 @@ def test_runtime_modules_stay_light() -> None:
 
 def test_index_is_a_retriever(tmp_path: Path) -> None:
     import scidx
-    from scidx.pipeline import IndexRetriever, RetrievalRequest, Retriever
+    from scidx.rag.pipeline import IndexRetriever, RetrievalRequest, Retriever
 
     out = tmp_path / "r.scidx"
     scidx.pack_records(

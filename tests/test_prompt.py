@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scidx.errors import ConfigError
-from scidx.pipeline import (
+from scidx.rag.pipeline import (
     DEFAULT_TEMPLATE,
     GROUNDING,
     NO_CONTEXT,

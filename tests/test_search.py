@@ -1,4 +1,4 @@
-"""scidx.search through Index: vector/keyword/hybrid ranking, filters, snippets, errors."""
+"""scidx.index.search through Index: vector/keyword/hybrid ranking, filters, snippets, errors."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import QueryEmbeddingError, QueryError
-from scidx.load import Index, load_bytes
-from scidx.search import PRF_BETA, PRF_DOCS, Hit, make_snippet, top_k_dense
+from scidx.index.hits import Hit, make_snippet
+from scidx.index.index import Index, load_bytes
+from scidx.index.search import PRF_BETA, PRF_DOCS, top_k_dense
 from test_load import DOCS, build_index, record
 
 WORDS = "alpha beta gamma delta kappa sigma omega theta lambda zeta".split()
@@ -406,17 +407,17 @@ def test_hybrid_filters_apply_before_the_cut() -> None:
     ],
 )
 def test_url_parts(source: str, path: str, page: str) -> None:
-    from scidx.search import url_parts
+    from scidx.index.urls import url_parts
 
     assert url_parts(source) == {"source": source, "path": path, "page": page}
 
 
 def test_url_template_from_the_file_is_never_str_format() -> None:
     """A forged index cannot use format specs or attribute access in its urlTemplate."""
-    from scidx.config import URL_PLACEHOLDERS as CONFIG_PLACEHOLDERS
+    from scidx.build.config import URL_PLACEHOLDERS as CONFIG_PLACEHOLDERS
+    from scidx.build.pack import pack_records
     from scidx.errors import ConfigError, CorruptIndexError
-    from scidx.pack import pack_records
-    from scidx.search import URL_PLACEHOLDERS, parse_url_template
+    from scidx.index.urls import URL_PLACEHOLDERS, parse_url_template
 
     assert CONFIG_PLACEHOLDERS == URL_PLACEHOLDERS
     for bad in ("{source.__class__}", "{page:>999999999}", "{path!r}", "{nope}", "{"):

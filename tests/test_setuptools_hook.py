@@ -24,8 +24,8 @@ import pytest
 from setuptools.dist import Distribution
 
 from scidx import setuptools_hook
-from scidx.config import config_from_dict
-from scidx.pack import pack_docs
+from scidx.build.config import config_from_dict
+from scidx.build.pack import pack_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "examples" / "packaged-docs"
@@ -128,7 +128,7 @@ _LOAD = textwrap.dedent(
     """
     import json, sys
     import mypkg
-    from scidx.load import load_resource
+    from scidx.index.index import load_resource
     idx = load_resource("mypkg", "docs.scidx")
     hits = idx.search("cache directory", k=1, mode="keyword")
     print(json.dumps({"file": mypkg.__file__, "source": idx.source, "chunks": len(idx),
@@ -259,7 +259,7 @@ def test_editable_install_packs_in_place(tmp_path: Path, mode: str) -> None:
     )
     _ok(_run(install, tmp_path, env))
     code = (
-        "from scidx.load import load_resource; "
+        "from scidx.index.index import load_resource; "
         "print(load_resource('mypkg', 'docs.scidx').search('proxy', k=1)[0].id)"
     )
     out = _ok(_run([str(python), "-c", code], tmp_path, env)).stdout.strip()

@@ -12,7 +12,13 @@ from markdown.extensions.toc import slugify as toc_slugify
 from markdown.extensions.toc import unique as toc_unique
 from markdown_it import MarkdownIt
 
-from scidx.slug import GithubSlugger, MkdocsSlugger, github_slugify, make_slugger, mkdocs_slugify
+from scidx.build.slug import (
+    GithubSlugger,
+    MkdocsSlugger,
+    github_slugify,
+    make_slugger,
+    mkdocs_slugify,
+)
 
 
 def test_github_slugger_reproduces_all_upstream_fixtures(shared_dir: Path) -> None:

@@ -5,18 +5,16 @@ Example:
     >>> idx = scidx.load("docs.scidx")  # doctest: +SKIP
     >>> idx.search("how do I configure CORS", k=5)  # doctest: +SKIP
 
-``scidx.load`` and search need only numpy, msgpack and xxhash. The build-time names
-(``pack_docs``, ``pack_records``, ``Record``, ``Chunk``, ``chunk_markdown``) are imported on first
-use, so ``import scidx`` never loads the build-time stack (markdown-it, typer, rich, openai).
+``scidx.load`` and search need only numpy, msgpack and xxhash. Every public name except the
+errors is imported on first use, so ``import scidx`` loads neither numpy nor the build-time
+stack (markdown-it, typer, rich, openai).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"  # before the imports below: scidx.pack reads it
-
-from scidx.embed.base import Embedder
+from scidx._version import __version__
 from scidx.errors import (
     BadMagicError,
     ChecksumMismatchError,
@@ -34,12 +32,14 @@ from scidx.errors import (
     ScidxError,
     UnsupportedFormatVersionError,
 )
-from scidx.load import Index, load, load_bytes, load_resource
-from scidx.search import Hit
 
 if TYPE_CHECKING:
-    from scidx.chunk import Chunk, chunk_markdown
-    from scidx.pack import PackResult, Record, pack_docs, pack_records
+    from scidx.build.chunk import Chunk, chunk_markdown
+    from scidx.build.pack import PackResult, pack_docs, pack_records
+    from scidx.build.records import Record
+    from scidx.embed.base import Embedder
+    from scidx.index.hits import Hit
+    from scidx.index.index import Index, load, load_bytes, load_resource
 
 __all__ = [
     "BadMagicError",
@@ -72,13 +72,21 @@ __all__ = [
     "pack_records",
 ]
 
+# Every name that needs numpy or the build stack is imported on first use, so `import scidx`
+# (and the setuptools plugin, which every build in the environment loads) costs almost nothing.
 _LAZY = {
-    "Chunk": "scidx.chunk",
-    "chunk_markdown": "scidx.chunk",
-    "PackResult": "scidx.pack",
-    "Record": "scidx.pack",
-    "pack_docs": "scidx.pack",
-    "pack_records": "scidx.pack",
+    "Chunk": "scidx.build.chunk",
+    "chunk_markdown": "scidx.build.chunk",
+    "PackResult": "scidx.build.pack",
+    "pack_docs": "scidx.build.pack",
+    "Record": "scidx.build.records",
+    "pack_records": "scidx.build.pack",
+    "Embedder": "scidx.embed.base",
+    "Hit": "scidx.index.hits",
+    "Index": "scidx.index.index",
+    "load": "scidx.index.index",
+    "load_bytes": "scidx.index.index",
+    "load_resource": "scidx.index.index",
 }
 
 

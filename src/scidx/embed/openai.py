@@ -18,7 +18,7 @@ Contract:
   read only when a request is about to be made (:meth:`OpenAIEmbedder.check_ready`) and never
   appears in a message, log record, ``repr`` or exception chain.
 
-This is a build-time module. ``scidx.search`` imports it lazily, only to embed a query for an
+This is a build-time module. ``scidx.index.search`` imports it lazily, only to embed a query for an
 index built with OpenAI (:func:`query_embedder_from_stamp`).
 """
 
@@ -34,7 +34,6 @@ import random
 import re
 import threading
 import time
-import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ import openai
 
 from scidx.embed.base import Embedder, Vectors
 from scidx.errors import ConfigError, MissingAPIKeyError, ProviderError
+from scidx.redact import display_url, redact
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -112,9 +112,6 @@ _STATUS_NAMES = {
     504: "Gateway Timeout",
 }
 
-# Anything shaped like an OpenAI secret (``sk-...``, ``sk-proj-...``), including partially
-# masked echoes such as ``sk-proj-****abcd``, is removed from server text we repeat.
-_KEY_PATTERN = re.compile(r"sk-[A-Za-z0-9_\-*.]{6,}")
 _TOKEN_LIMIT_PATTERN = re.compile(r"token|context length|too long|maximum input", re.IGNORECASE)
 
 
@@ -140,16 +137,6 @@ def _preview(text: str, limit: int = 60) -> str:
     """A short, single-line quotation of ``text`` to name an input in messages."""
     flat = " ".join(text.split())
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
-
-
-def _display_url(url: str) -> str:
-    """``url`` without any ``user:password@`` part, fit for a message."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 class _Secret:
@@ -326,7 +313,7 @@ class OpenAIEmbedder(Embedder):
     def __repr__(self) -> str:
         return (
             f"OpenAIEmbedder(model={self.model_id!r}, dimensions={self.dimensions}, "
-            f"base_url={_display_url(self.base_url) if self.base_url else None!r}, "
+            f"base_url={display_url(self.base_url) if self.base_url else None!r}, "
             f"batch_size={self.batch_size}, "
             f"concurrency={self.concurrency}, timeout={self.timeout})"
         )
@@ -396,13 +383,8 @@ class OpenAIEmbedder(Embedder):
 
     def _scrub(self, text: str) -> str:
         """Remove the API key (and anything key-shaped) from text we are about to repeat."""
-        for secret in (self._key, self._explicit_key):
-            if secret is not None and secret.reveal():
-                text = text.replace(secret.reveal(), "***")
-        env_key = os.environ.get("OPENAI_API_KEY")
-        if env_key:
-            text = text.replace(env_key, "***")
-        return _KEY_PATTERN.sub("sk-***", text)
+        secrets = [s.reveal() for s in (self._key, self._explicit_key) if s is not None]
+        return redact(text, [*secrets, os.environ.get("OPENAI_API_KEY")])
 
     def _warn(self, message: str) -> None:
         logger.warning("%s", message)
@@ -648,7 +630,7 @@ class OpenAIEmbedder(Embedder):
 
     def _describe(self, batch: _Batch, total: int, failure: _Failure, attempts: int) -> str:
         first, last = batch.positions[0], batch.positions[-1]
-        where = _display_url(self.base_url) if self.base_url else "the OpenAI API"
+        where = display_url(self.base_url) if self.base_url else "the OpenAI API"
         tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
         detail = f": {failure.detail}" if failure.detail else ""
         hint = ""

@@ -3,12 +3,12 @@
 A BEIR folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
 (``_id``, ``text``) and ``qrels/<split>.tsv`` (``query-id``, ``corpus-id``, ``score``; a header
 row, CRLF or LF line endings). :func:`run_bench` packs the corpus through
-:func:`scidx.pack.pack_records` (title + text per document, in memory), runs each judged query
-of the split and reports nDCG@10, Recall@100 and MRR@10 with the definitions of
-:mod:`scidx.evaluate` (trec_eval / pytrec_eval semantics), plus ingest time, per-query latency
-percentiles and wall time. Differences from BEIR's own ``EvaluateRetrieval``: documents whose id
-equals the query id are *not* dropped (BEIR's ``ignore_identical_ids``; in SciFact, query and
-document ids are unrelated numbers), and queries with no relevant document are left out of the
+:func:`scidx.build.pack.pack_records` (title + text per document, in memory), runs each judged
+query of the split and reports nDCG@10, Recall@100 and MRR@10 with the definitions of
+:mod:`scidx.evaluation.metrics` (trec_eval / pytrec_eval semantics), plus ingest time, per-query
+latency percentiles and wall time. Differences from BEIR's own ``EvaluateRetrieval``: documents
+whose id equals the query id are *not* dropped (BEIR's ``ignore_identical_ids``; in SciFact, query
+and document ids are unrelated numbers), and queries with no relevant document are left out of the
 averages (SciFact has none).
 
 :func:`run_bm25s` measures the reference the project compares against: bm25s with PyStemmer
@@ -33,9 +33,9 @@ import numpy as np
 
 from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
 from scidx.errors import ConfigError, InputError, OutputError
-from scidx.evaluate import mean_metrics
-from scidx.load import load_bytes
-from scidx.search import MODES
+from scidx.evaluation.metrics import mean_metrics
+from scidx.index.index import load_bytes
+from scidx.index.search import MODES
 
 __all__ = [
     "BENCH_COLUMNS",
@@ -309,7 +309,7 @@ def run_bench(
             raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)} or all")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a positive integer, got {k!r}")
-    from scidx.pack import pack_records  # build-time module
+    from scidx.build.pack import pack_records  # build-time module
 
     report = progress or (lambda stage, done, total: None)
     embedder = _make_embedder(provider, model, dimensions)

@@ -2,7 +2,7 @@
 
 Contract:
 
-* **keyword** — BM25 (see :mod:`scidx.bm25`); makes no query embedding at all. A query with no
+* **keyword** — BM25 (see :mod:`scidx.index.bm25`); makes no query embedding at all. A query with no
   index terms (empty, or only stop-words) returns ``[]``.
 * **vector** — exact cosine similarity: the query vector is L2-normalised and scored against every
   stored (normalised) row with one ``vectors @ q`` over the memory map.
@@ -42,12 +42,8 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 from __future__ import annotations
 
 import fnmatch
-import functools
-import importlib
 import json
 import math
-import re
-import string
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,22 +52,22 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from scidx.bm25 import BM25Arrays, query_terms, score_query, top_k
 from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
 from scidx.embed.hashing import PROVIDER_ID as HASHING_PROVIDER_ID
 from scidx.embed.hashing import HashingEmbedder
+from scidx.embed.registry import resolve_provider
 from scidx.errors import CorruptIndexError, EmbeddingError, QueryEmbeddingError, QueryError
+from scidx.index.bm25 import BM25Arrays, query_terms, score_query, top_k
+from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
+from scidx.index.urls import render_url
 
 __all__ = [
     "DEFAULT_ALPHA",
-    "DEFAULT_SNIPPET_CHARS",
     "MODES",
     "PRF_BETA",
     "PRF_DOCS",
     "Corpus",
-    "Hit",
     "Searcher",
-    "make_snippet",
     "top_k_dense",
     "stamps_match",
 ]
@@ -80,7 +76,6 @@ MODES = ("hybrid", "keyword", "vector")
 DEFAULT_ALPHA = 0.3
 PRF_DOCS = 3
 PRF_BETA = 2.0
-DEFAULT_SNIPPET_CHARS = 240
 
 _Rows = npt.NDArray[np.int64]
 _Scores = npt.NDArray[np.float32]
@@ -92,55 +87,6 @@ class StringLookup(Protocol):
     def __len__(self) -> int: ...
 
     def __getitem__(self, i: int) -> str: ...
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result.
-
-    Attributes:
-        id: The chunk id (``source:anchor:ordinal`` for Markdown chunks).
-        score: The mode's score (BM25, cosine, or the fused hybrid score in [0, 1]).
-        source: The source path, relative to the config root.
-        anchor: The heading anchor slug ("" for text before the first heading).
-        heading_path: Ancestor headings, outermost first.
-        title: The document title ("" if none).
-        text: The chunk's full Markdown body.
-        url: The link made from the index's URL template, or ``None`` when it has none.
-        snippet: The best-matching passage, at most ``snippet_chars`` characters. Computed on
-            first access (most of the cost of a hit), so callers that need only ids and scores
-            do not pay for it.
-    """
-
-    id: str
-    score: float
-    source: str
-    anchor: str
-    heading_path: list[str]
-    title: str
-    text: str
-    url: str | None = None
-    query_terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
-    snippet_chars: int = field(default=DEFAULT_SNIPPET_CHARS, repr=False, compare=False)
-
-    @functools.cached_property
-    def snippet(self) -> str:
-        """The best-matching passage of :attr:`text` for the query terms."""
-        return make_snippet(self.text, self.query_terms, self.snippet_chars)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the hit as JSON-ready data with camelCase keys (``headingPath``)."""
-        return {
-            "id": self.id,
-            "score": self.score,
-            "source": self.source,
-            "anchor": self.anchor,
-            "headingPath": list(self.heading_path),
-            "title": self.title,
-            "text": self.text,
-            "snippet": self.snippet,
-            "url": self.url,
-        }
 
 
 @dataclass(frozen=True)
@@ -179,125 +125,6 @@ def stamps_match(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 def _describe(stamp: Mapping[str, Any]) -> str:
     return f"{stamp.get('provider')}/{stamp.get('model')} ({stamp.get('dimensions')} dims)"
-
-
-# ---------------------------------------------------------------------------------------------
-# Snippets
-# ---------------------------------------------------------------------------------------------
-
-
-_WORD_TAIL = re.compile(r"\w*")
-
-
-def _needles(terms: Sequence[str]) -> list[str]:
-    # Stems are (nearly) prefixes of the words they come from, so "a word starting with a stem"
-    # finds the query's words in raw text; y→i stems ("happi") also look for the y form.
-    out: set[str] = set()
-    for t in terms:
-        if not t:
-            continue
-        out.add(t)
-        if t.endswith("i") and len(t) > 2:
-            out.add(t[:-1] + "y")
-    return sorted(out)
-
-
-def _find_matches(flat: str, needles: Sequence[str]) -> list[tuple[int, int, str]]:
-    """``(start, end, needle)`` of each word in ``flat`` that starts with a needle, in order."""
-    lower = flat.lower()
-    if len(lower) != len(flat):  # a rare character changes length when lowered
-        lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in flat)
-    found: dict[int, tuple[int, int, str]] = {}
-    for needle in needles:
-        pos = lower.find(needle)
-        while pos != -1:
-            if pos == 0 or not (lower[pos - 1].isalnum() or lower[pos - 1] == "_"):
-                end = _WORD_TAIL.match(lower, pos + len(needle)).end()  # type: ignore[union-attr]
-                prev = found.get(pos)
-                if prev is None or len(needle) > len(prev[2]):
-                    found[pos] = (pos, end, needle)
-            pos = lower.find(needle, pos + 1)
-    return [found[p] for p in sorted(found)]
-
-
-def _cut_to_words(raw: str, start: int, end: int) -> str:
-    """``raw[start:end]`` trimmed to whole words, whitespace collapsed, "…" where cut.
-
-    ``raw`` is stripped, so text exists before ``start > 0`` and after ``end < len(raw)``.
-    """
-    piece = raw[start:end]
-    if start > 0 and not raw[start - 1].isspace() and not piece[:1].isspace():
-        parts = piece.split(None, 1)
-        if len(parts) == 2:
-            piece = parts[1]
-    if end < len(raw) and not raw[end].isspace() and not piece[-1:].isspace():
-        parts = piece.rsplit(None, 1)
-        if len(parts) == 2:
-            piece = parts[0]
-    piece = " ".join(piece.split())
-    return ("…" if start > 0 else "") + piece + ("…" if end < len(raw) else "")
-
-
-def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_CHARS) -> str:
-    """Return the passage of ``text`` (whitespace collapsed) that best covers the query terms.
-
-    The window of at most ``limit`` characters that contains the most distinct query terms (then
-    the most occurrences, then the earliest) is chosen, placed with a short lead-in before its
-    first match and cut on word boundaries; "…" marks a cut (and counts towards ``limit``).
-    Without matches the text's start is returned.
-
-    Args:
-        text: The chunk text.
-        terms: Query terms from :func:`scidx.tokenize.tokenize`.
-        limit: Maximum snippet length in characters (>= 1).
-
-    Returns:
-        The snippet; the whole collapsed text when it fits.
-    """
-    raw = text.strip()
-    if len(raw) <= 3 * limit:  # collapsing whitespace may make it fit
-        flat = " ".join(raw.split())
-        if len(flat) <= limit:
-            return flat
-        if limit < 8:  # too short for ellipses and whole words to make sense
-            return flat[:limit]
-    elif limit < 8:
-        return " ".join(raw[: 2 * limit].split())[:limit]
-    # Work on the raw text (no full copy with collapsed whitespace): a window of `budget` raw
-    # characters collapses to at most `budget` characters.
-    budget = limit - 2  # room for the two ellipses
-    matches = _find_matches(raw, _needles(terms))
-    if not matches:
-        return _cut_to_words(raw, 0, budget)
-    # Two pointers over the matches: the window [i, j] spans at most `budget` characters; a
-    # counter of needles inside it gives the distinct-term count incrementally.
-    counts: dict[str, int] = {}
-    best = (-1, -1, 0)  # (distinct, occurrences, -i)
-    best_ij = (0, 0)
-    j = 0
-    for i in range(len(matches)):
-        if j < i:
-            j = i
-        if j == i:
-            counts = {matches[i][2]: 1}
-        while j + 1 < len(matches) and matches[j + 1][1] - matches[i][0] <= budget:
-            j += 1
-            key = matches[j][2]
-            counts[key] = counts.get(key, 0) + 1
-        cand = (len(counts), j - i + 1, -i)
-        if cand > best:
-            best, best_ij = cand, (i, j)
-        key = matches[i][2]
-        counts[key] -= 1
-        if not counts[key]:
-            del counts[key]
-    i0, j0 = best_ij
-    lo, hi = matches[i0][0], matches[j0][1]
-    slack = max(budget - (hi - lo), 0)
-    start = max(0, lo - min(slack // 3, 60))  # a short lead-in; most room after the matches
-    end = min(len(raw), start + budget)
-    start = max(0, end - budget)
-    return _cut_to_words(raw, start, end)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,20 +207,21 @@ class Searcher:
                     )
                 self._embedder = HashingEmbedder(dims)
                 return self._embedder
-            if not isinstance(provider, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", provider):
+            try:
+                module = resolve_provider(provider)
+            except LookupError:
                 raise QueryEmbeddingError(
                     f"{self.corpus.source}: the index's embedding provider {provider!r} is not "
                     f"known to scidx; {hint}."
-                )
-            try:
-                module = importlib.import_module(f"scidx.embed.{provider}")
-                factory = module.query_embedder_from_stamp
-                embedder = factory(dict(stamp), **self._options)
+                ) from None
             except ImportError as exc:
                 raise QueryEmbeddingError(
                     f"{self.corpus.source}: vector search needs the {provider!r} embedding "
                     f"provider, which cannot be imported here ({exc}); {hint}."
                 ) from exc
+            try:
+                factory = module.query_embedder_from_stamp
+                embedder = factory(dict(stamp), **self._options)
             except AttributeError as exc:
                 raise QueryEmbeddingError(
                     f"{self.corpus.source}: the {provider!r} provider cannot embed queries; {hint}."
@@ -553,7 +381,7 @@ class Searcher:
             heading_path=heading.split("\x1f") if heading else [],
             title=title,
             text=text,
-            url=_url(c.url_template, source, anchor),
+            url=render_url(c.url_template, source, anchor),
             query_terms=tuple(terms),
             snippet_chars=snippet_chars,
         )
@@ -856,62 +684,3 @@ def _make_filters(
         metadata=dict(items) if items else None,
         key=(source, items),
     )
-
-
-def _url(template: str | None, source: str, anchor: str) -> str | None:
-    """Render a URL template; see :func:`url_parts` for the placeholders."""
-    if not template:
-        return None
-    pieces = parse_url_template(template if anchor else template.replace("#{anchor}", ""))
-    if pieces is None:
-        return None
-    values = {"anchor": anchor, **url_parts(source)}
-    return "".join(literal + (values[name] if name else "") for literal, name in pieces)
-
-
-URL_PLACEHOLDERS = ("source", "path", "page", "anchor")
-
-
-def parse_url_template(template: str) -> list[tuple[str, str]] | None:
-    """Split a ``urlTemplate`` into ``(literal, placeholder)`` pairs; None if it is not valid.
-
-    Only plain ``{source}``, ``{path}``, ``{page}`` and ``{anchor}`` are placeholders (``{{``
-    and ``}}`` are literal braces). The template comes from the index file, so it is never
-    handed to ``str.format``: no attribute access, conversions or format specs.
-    """
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError:
-        return None
-    pieces: list[tuple[str, str]] = []
-    for literal, name, spec, conversion in parsed:
-        if name is not None and (name not in URL_PLACEHOLDERS or spec or conversion):
-            return None
-        pieces.append((literal, name or ""))
-    return pieces
-
-
-# Pages that site generators serve at their folder's URL (MkDocs, Hugo, GitHub, Docusaurus).
-_FOLDER_PAGES = frozenset({"index", "_index", "readme"})
-
-
-def url_parts(source: str) -> dict[str, str]:
-    """The ``urlTemplate`` placeholders of a source path.
-
-    * ``{source}``: the path as packed, e.g. ``guide/install.md``;
-    * ``{path}``: without the ``.md``/``.markdown``/``.mdx`` extension, ``guide/install``;
-    * ``{page}``: the folder-style URL path site generators use, ``guide/install/``; an
-      ``index.md``, ``_index.md`` or ``README.md`` is its folder (``guide/index.md`` →
-      ``guide/``, a top-level ``index.md`` → ``""``).
-
-    Example:
-        >>> url_parts("guide/index.md")["page"]
-        'guide/'
-    """
-    path = re.sub(r"\.(md|markdown|mdx)$", "", source, flags=re.IGNORECASE)
-    folder, _, name = path.rpartition("/")
-    if name.lower() in _FOLDER_PAGES:
-        page = f"{folder}/" if folder else ""
-    else:
-        page = f"{path}/"
-    return {"source": source, "path": path, "page": page}

@@ -1,8 +1,8 @@
 """CLI commands of the retrieval pipeline: ``query``, ``ask``, ``eval`` and ``bench``.
 
-:func:`register` adds them to the ``toolup-rag`` Typer app. Like the rest of the CLI, each
-command parses its arguments, calls the library (:mod:`scidx.pipeline`, :mod:`scidx.chat`,
-:mod:`scidx.evaluate`, :mod:`scidx.beir`) and renders the result; a
+Importing this module adds them to the ``toolup-rag`` Typer app. Like the rest of the CLI, each
+command parses its arguments, calls the library (:mod:`scidx.rag.pipeline`, :mod:`scidx.rag.chat`,
+:mod:`scidx.evaluation.metrics`, :mod:`scidx.evaluation.beir`) and renders the result; a
 :class:`~scidx.errors.ScidxError` becomes one ``error: ...`` line on stderr and its exit code:
 
 ====  =====================================================
@@ -21,25 +21,18 @@ import json
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from scidx.cli.app import app
+from scidx.cli.exits import fail
 from scidx.errors import ConfigError, InputError, ScidxError
 
 if TYPE_CHECKING:
-    from scidx.pipeline import Pipeline, PromptOptions
+    from scidx.rag.pipeline import Pipeline, PromptOptions
 
-__all__ = ["register"]
-
-_COMMANDS = ("query", "ask", "eval", "bench")
-
-
-def _fail(exc: ScidxError) -> NoReturn:
-    # Imported here: scidx.cli imports this module to register the commands.
-    from scidx.cli import fail
-
-    fail(exc)
+__all__ = ["ask_command", "bench_command", "eval_command", "query_command"]
 
 
 def _read_template(path: Path | None) -> str | None:
@@ -60,8 +53,8 @@ def _pipeline(
     min_matches: int,
     options: PromptOptions,
 ) -> Iterator[Pipeline]:
-    from scidx.load import load
-    from scidx.pipeline import (
+    from scidx.index.index import load
+    from scidx.rag.pipeline import (
         IndexRetriever,
         JsonlTracer,
         MultiIndexRetriever,
@@ -133,7 +126,7 @@ _JSON_OPT = typer.Option("--json", help="Print one JSON object.")
 def _prompt_options(
     grounding: str, template: Path | None, snippet_chars: int, context_chars: int
 ) -> PromptOptions:
-    from scidx.pipeline import DEFAULT_TEMPLATE, PromptOptions
+    from scidx.rag.pipeline import DEFAULT_TEMPLATE, PromptOptions
 
     opts = PromptOptions(
         template=_read_template(template) or DEFAULT_TEMPLATE,
@@ -145,6 +138,7 @@ def _prompt_options(
     return opts
 
 
+@app.command("query")
 def query_command(
     index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
     question: Annotated[str, typer.Argument(help="The question.")],
@@ -168,7 +162,7 @@ def query_command(
     as_json: Annotated[bool, _JSON_OPT] = False,
 ) -> None:
     """Retrieve matches for a question; --show-prompt adds the prompt (no model call)."""
-    from scidx.pipeline import RetrievalRequest
+    from scidx.rag.pipeline import RetrievalRequest
 
     try:
         opts = _prompt_options(grounding, template, snippet_chars, context_chars)
@@ -184,7 +178,7 @@ def query_command(
         with _pipeline(index, also, merge, trace, min_matches, opts) as pipe:
             prepared = pipe.prepare(request)
     except ScidxError as exc:
-        _fail(exc)
+        fail(exc)
     doc = prepared.to_dict()
     if not show_prompt:
         doc.pop("prompt")
@@ -199,6 +193,7 @@ def query_command(
         typer.echo(prepared.prompt.user)
 
 
+@app.command("ask")
 def ask_command(
     index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
     question: Annotated[str, typer.Argument(help="The question.")],
@@ -234,8 +229,8 @@ def ask_command(
     The API key is read from OPENAI_API_KEY only. Exit code 2: the chat provider failed
     (no key, 429, 5xx, unreachable).
     """
-    from scidx.chat import ask
-    from scidx.pipeline import RetrievalRequest
+    from scidx.rag.chat import ask
+    from scidx.rag.pipeline import RetrievalRequest
 
     try:
         opts = _prompt_options(grounding, template, snippet_chars, context_chars)
@@ -258,7 +253,7 @@ def ask_command(
                 max_retries=max_retries,
             )
     except ScidxError as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
         return
@@ -270,6 +265,7 @@ def ask_command(
             typer.echo(f"  {line}")
 
 
+@app.command("eval")
 def eval_command(
     fixture: Annotated[Path, typer.Argument(help="The eval fixture (JSON).")],
     index: Annotated[
@@ -292,7 +288,7 @@ def eval_command(
     Exit code 7 when --baseline is given and Recall@5 or nDCG@10 of a mode fell more than
     --tolerance (relative) below it.
     """
-    from scidx.evaluate import (
+    from scidx.evaluation.metrics import (
         EVAL_METRICS,
         QualityRegressionError,
         compare_to_baseline,
@@ -317,12 +313,12 @@ def eval_command(
             else None
         )
         if out is not None:
-            from scidx.pack import atomic_write
+            from scidx.build.fileio import atomic_write
 
             data = (json.dumps(report, indent=1, sort_keys=True) + "\n").encode()
             atomic_write(out, lambda fh: fh.write(data))
     except ScidxError as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps(report, indent=1, sort_keys=True))
     else:
@@ -346,7 +342,7 @@ def eval_command(
             typer.echo(f"  {r.describe()}", err=True)
     if not gate.ok:
         worst = "; ".join(r.describe() for r in gate.failed)
-        _fail(
+        fail(
             QualityRegressionError(
                 f"retrieval quality fell more than {tolerance:.0%} below {baseline}: {worst}. "
                 "Fix the regression, or if it is intended, refresh the baseline with "
@@ -357,6 +353,7 @@ def eval_command(
         typer.echo(f"baseline {baseline}: OK ({', '.join(gate.compared) or 'no modes compared'})")
 
 
+@app.command("bench")
 def bench_command(
     beir: Annotated[Path, typer.Option("--beir", help="A BEIR dataset folder.")],
     split: Annotated[str, typer.Option("--split", help="qrels split: train, dev, test.")] = (
@@ -386,8 +383,8 @@ def bench_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the row(s) as JSON.")] = False,
 ) -> None:
     """Benchmark retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10 and timings."""
-    from scidx.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
-    from scidx.search import MODES
+    from scidx.evaluation.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
+    from scidx.index.search import MODES
 
     chosen: list[str] = []
     for m in modes or ["hybrid"]:
@@ -411,7 +408,7 @@ def bench_command(
         if out is not None:
             append_csv(out, rows)
     except ScidxError as exc:
-        _fail(exc)
+        fail(exc)
     docs = [r.to_dict() for r in rows]
     if as_json:
         typer.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
@@ -419,17 +416,3 @@ def bench_command(
     typer.echo(",".join(BENCH_COLUMNS))
     for d in docs:
         typer.echo(",".join(str(d[c]) for c in BENCH_COLUMNS))
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``query``, ``ask``, ``eval`` and ``bench`` commands to ``app``.
-
-    Calling it again on the same app does nothing.
-    """
-    registered = {c.name for c in app.registered_commands}
-    if registered.issuperset(_COMMANDS):
-        return
-    app.command("query")(query_command)
-    app.command("ask")(ask_command)
-    app.command("eval")(eval_command)
-    app.command("bench")(bench_command)

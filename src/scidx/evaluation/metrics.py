@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from scidx.errors import ConfigError, InputError, ScidxError
-from scidx.load import Index, load, load_bytes
-from scidx.search import MODES
+from scidx.index.index import Index, load, load_bytes
+from scidx.index.search import MODES
 
 __all__ = [
     "EVAL_K",
@@ -337,7 +337,7 @@ def _open_fixture_index(fixture: EvalFixture, index: str | Path | Index | None) 
     if index is not None:
         return load(index)
     if fixture.chunks is not None:
-        from scidx.pack import pack_records  # build-time module: only for inline fixtures
+        from scidx.build.pack import pack_records  # build-time module: only for inline fixtures
 
         result = pack_records(_records(fixture), None, use_cache=False)
         assert result.data is not None  # an in-memory pack always has data

@@ -27,23 +27,22 @@ import math
 import os
 import re
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, cast
 
 import xxhash
 
-from scidx.errors import ConfigError, InputError
-from scidx.format import MAGIC
+from scidx.build.globs import compile_glob
+from scidx.index.urls import URL_PLACEHOLDERS, url_template_problem
+from scidx.errors import ConfigError
 
 __all__ = [
     "CONFIG_FILENAME",
     "AnchorStyle",
     "Config",
-    "InputFile",
     "Provider",
-    "collect_inputs",
     "config_from_dict",
     "load_config",
 ]
@@ -63,7 +62,6 @@ OPENAI_NATIVE_DIMENSIONS = {
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
-URL_PLACEHOLDERS = ("source", "path", "page", "anchor")
 
 # JSON key -> (allowed inclusive range) for the integer settings. The hashing embedder needs a
 # few buckets to be useful, hence its higher floor.
@@ -176,18 +174,6 @@ class Config:
             self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         )
         return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
-
-
-class InputFile(NamedTuple):
-    """One input file found by :func:`collect_inputs`.
-
-    Attributes:
-        source: Path relative to the config root with ``/`` separators (the chunk ``source``).
-        path: Absolute path to read.
-    """
-
-    source: str
-    path: Path
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,7 +296,7 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
-def _show(value: object) -> str:
+def show_value(value: object) -> str:
     """Render a value as JSON for a message, shortened so a huge value cannot flood the output."""
     try:
         text = json.dumps(value, ensure_ascii=False)
@@ -328,7 +314,7 @@ class _Checker:
 
     def fail(self, key: str, expected: str, hint: str = "") -> ConfigError:
         value = self.data[key]
-        message = f'{self.label}: "{key}" must be {expected}, got {_show(value)}'
+        message = f'{self.label}: "{key}" must be {expected}, got {show_value(value)}'
         return ConfigError(message + (f"; {hint}" if hint else ""))
 
     def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
@@ -379,7 +365,7 @@ class _Checker:
         for glob in items:
             problem = _glob_problem(glob)
             if problem:
-                raise ConfigError(f'{self.label}: "{key}" glob {_show(glob)} {problem}')
+                raise ConfigError(f'{self.label}: "{key}" glob {show_value(glob)} {problem}')
         return tuple(items)
 
 
@@ -402,7 +388,7 @@ def _glob_problem(glob: str) -> str:
     if "" in parts:
         return 'contains an empty segment ("//"); remove the extra "/"'
     try:
-        _compile_glob(glob)
+        compile_glob(glob)
     except re.error:
         return 'has an unbalanced "["; write "[[]" to match a literal "["'
     return ""
@@ -492,7 +478,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
 
     url_template = check.optional_string("urlTemplate")
     if url_template is not None:
-        problem = _url_template_problem(url_template)
+        problem = url_template_problem(url_template)
         if problem:
             raise check.fail(
                 "urlTemplate",
@@ -531,287 +517,5 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     )
 
 
-def _url_template_problem(template: str) -> str:
-    """Explain why ``template`` is not a usable URL template, or return ``""``."""
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        return f'{exc}; write "{{{{" or "}}}}" for a literal brace'
-    names: list[str] = []
-    for _literal, name, spec, conversion in parsed:
-        if name is None:
-            continue
-        if name not in URL_PLACEHOLDERS or spec or conversion:
-            shown = (
-                "{"
-                + name
-                + (f"!{conversion}" if conversion else "")
-                + (f":{spec}" if spec else "")
-                + "}"
-            )
-            allowed = ", ".join("{" + p + "}" for p in URL_PLACEHOLDERS)
-            return f"unknown placeholder {shown}; use only {allowed}"
-        names.append(name)
-    if not {"source", "path", "page"} & set(names):
-        return (
-            "it has no {path}, {page} or {source} placeholder, so every hit would get the same URL"
-        )
-    return ""
-
-
 # --------------------------------------------------------------------------------------------
 # Globbing and input collection
-
-
-def _compile_glob(glob: str) -> re.Pattern[str]:
-    """Translate a ``/``-separated glob to an anchored regular expression."""
-    parts = glob.split("/")
-    out: list[str] = []
-    for index, part in enumerate(parts):
-        last = index == len(parts) - 1
-        if part == "**":
-            # "**" as the last segment matches everything below (at least one segment, so that
-            # "docs/**" does not match the folder "docs" itself); elsewhere zero or more segments.
-            out.append(".+" if last else "(?:[^/]+/)*")
-            continue
-        out.append(_segment_regex(part) + ("" if last else "/"))
-    return re.compile("".join(out), re.DOTALL)
-
-
-def _segment_regex(segment: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(segment)
-    while i < n:
-        c = segment[i]
-        if c == "*":
-            while i < n and segment[i] == "*":
-                i += 1
-            out.append("[^/]*")
-            continue
-        if c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and segment[j] in "!^":
-                j += 1
-            if j < n and segment[j] == "]":
-                j += 1
-            while j < n and segment[j] != "]":
-                j += 1
-            if j >= n:
-                raise re.error("unbalanced [")
-            body = segment[i + 1 : j]
-            negate = body[:1] in ("!", "^")
-            if negate:
-                body = body[1:]
-            body = body.replace("\\", "\\\\").replace("^", "\\^")
-            out.append(f"[^/{body}]" if negate else f"[{body}]")
-            i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _literal_prefix(glob: str) -> str:
-    """The leading segments of ``glob`` without wildcards: the folder the walk can start in."""
-    prefix: list[str] = []
-    for part in glob.split("/")[:-1]:
-        if any(c in part for c in "*?["):
-            break
-        prefix.append(part)
-    return "/".join(prefix)
-
-
-def _utf8_key(source: str) -> bytes:
-    # surrogateescape: undecodable names sort consistently until they are rejected below.
-    return source.encode("utf-8", "surrogateescape")
-
-
-def collect_inputs(config: Config) -> list[InputFile]:
-    """Find the input files: ``include`` globs minus ``exclude`` globs, under ``config.root``.
-
-    An ``exclude`` glob that matches a folder removes everything inside it. Directories are
-    never returned, even if their name matches (a folder ``foo.md``). Directory
-    symlinks are followed, but each real directory is entered once, so symlink loops end. The
-    output file is never an input.
-
-    Args:
-        config: A validated configuration.
-
-    Returns:
-        The files, sorted bytewise by their UTF-8 ``source`` and without duplicates.
-
-    Raises:
-        ConfigError: An ``include`` glob matches no file, or the root is not a folder.
-        InputError: A matched file name is not valid UTF-8.
-    """
-    label = str(config.path) if config.path is not None else CONFIG_FILENAME
-    root = config.root
-    if not root.is_dir():
-        raise ConfigError(f"{label}: the config folder {root} does not exist or is not a folder")
-    includes = [(g, _compile_glob(g)) for g in dict.fromkeys(config.include)]
-    excludes = [_compile_glob(g) for g in dict.fromkeys(config.exclude)]
-
-    def excluded(source: str) -> bool:
-        # A glob that matches a folder excludes everything in it ("node_modules", "drafts/**").
-        if not excludes:
-            return False
-        parts = source.split("/")
-        return any(
-            rx.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1) for rx in excludes
-        )
-
-    # Globs without wildcards name one file: look it up instead of walking the tree for it.
-    literal = [g for g, _ in includes if not any(c in g for c in "*?[")]
-    starts = sorted({_literal_prefix(g) for g, _ in includes if g not in literal}, key=_utf8_key)
-    # A start folder below another start is covered by the walk of the outer one.
-    starts = [s for s in starts if not any(_is_below(s, t) for t in starts if t != s)]
-
-    output = os.path.abspath(config.output)
-    own_files = {output, output + ".inputs"}
-    temp_prefix = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.tmp.")
-
-    def is_own(abspath: str, source: str) -> bool:
-        """The index, its sidecar and the packer's temp files are never inputs."""
-        if abspath == output and not _is_index_or_empty(output):
-            raise ConfigError(
-                f'{label}: "output" is {_show(source)}, one of the input files matched by '
-                '"include"; packing would overwrite it. Choose an output path such as '
-                '"docs.scidx"'
-            )
-        return abspath in own_files or abspath.startswith(temp_prefix)
-
-    matched: dict[str, str] = {}  # source -> absolute path
-    hit: set[str] = set()
-    folders: list[str] = []
-    for start in starts:
-        for source, abspath, is_dir in _walk(str(root), start, excludes):
-            if is_dir:
-                folders.append(source)
-                continue
-            for glob, rx in includes:
-                if rx.fullmatch(source):
-                    hit.add(glob)
-                    if not is_own(abspath, source) and not excluded(source):
-                        matched[source] = abspath
-                    # Other globs still need to learn that they matched something.
-
-    for glob in literal:
-        abspath = os.path.join(str(root), *glob.split("/"))
-        if os.path.isfile(abspath):
-            hit.add(glob)
-            if not is_own(abspath, glob) and not excluded(glob):
-                matched[glob] = abspath
-        elif os.path.isdir(abspath):
-            folders.append(glob)
-
-    for glob, rx in includes:
-        if glob not in hit:
-            message = (
-                f'{label}: "include" glob {_show(glob)} matches no file; check the path is '
-                f"relative to {root}"
-            )
-            if any(rx.fullmatch(f) for f in folders):
-                message += f' (it matches a folder; to take the files in it use "{glob}/**/*.md")'
-            raise ConfigError(message)
-
-    if not matched:
-        raise ConfigError(
-            f'{label}: every file matched by "include" is removed by "exclude" '
-            f"{_show(list(config.exclude))}; loosen the exclude globs"
-        )
-
-    for source in matched:
-        try:
-            source.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InputError(
-                f"{label}: input file name {source!r} is not valid UTF-8; rename the file or "
-                'add it to "exclude"'
-            ) from None
-
-    return [InputFile(s, Path(matched[s])) for s in sorted(matched, key=_utf8_key)]
-
-
-def _is_index_or_empty(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(MAGIC))
-    except OSError:
-        return True  # not readable as an input either; the pack reports it when writing
-    return head in (b"", MAGIC)
-
-
-def _is_below(path: str, folder: str) -> bool:
-    return folder == "" or path.startswith(folder + "/")
-
-
-def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tuple[str, str, bool]]:
-    """Yield ``(source, absolute path, is_dir)`` for everything below ``root/start``.
-
-    Each real folder is entered once. Real (non-symlink) routes are walked first and folder
-    symlinks afterwards, in sorted order, so a folder reachable both ways is listed under its
-    real path, a symlink loop ends, and the result never depends on the file system's order.
-    """
-    top = os.path.join(root, *start.split("/")) if start else root
-    try:
-        st = os.stat(top)
-    except OSError:
-        return
-    if not os.path.isdir(top):
-        return
-    seen: set[tuple[int, int]] = {(st.st_dev, st.st_ino)}
-    stack: list[tuple[str, str]] = [(top, start)]
-    linked: list[tuple[str, str]] = []  # folder symlinks, followed once the real tree is done
-    while stack or linked:
-        if not stack:
-            linked.sort(key=lambda item: _utf8_key(item[1]), reverse=True)
-            path, source = linked.pop()
-            try:
-                dst = os.stat(path)
-            except OSError:
-                continue
-            if (dst.st_dev, dst.st_ino) in seen:
-                continue
-            seen.add((dst.st_dev, dst.st_ino))
-            stack.append((path, source))
-        folder, rel = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: _utf8_key(e.name))
-        except OSError:
-            # An unreadable folder is skipped like one that does not exist; a glob that needed
-            # it then reports "matches no file".
-            continue
-        subfolders: list[tuple[str, str]] = []
-        for entry in entries:
-            source = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                is_dir = entry.is_dir()  # follows symlinks
-                is_file = not is_dir and entry.is_file()
-                is_link = is_dir and entry.is_symlink()
-            except OSError:
-                continue
-            if is_file:
-                yield source, entry.path, False
-                continue
-            if not is_dir:
-                continue
-            yield source, entry.path, True
-            # Excluded folders are not entered: nothing below them can be an input.
-            if any(rx.fullmatch(source) or rx.fullmatch(source + "/") for rx in prunes):
-                continue
-            if is_link:
-                linked.append((entry.path, source))
-                continue
-            try:
-                dst = entry.stat()
-            except OSError:
-                continue
-            ident = (dst.st_dev, dst.st_ino)
-            if ident not in seen:
-                seen.add(ident)
-                subfolders.append((entry.path, source))
-        # Reversed so that folders pop (and are walked) in ascending order.
-        stack.extend(reversed(subfolders))

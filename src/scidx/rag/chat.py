@@ -10,12 +10,12 @@ else ``OPENAI_BASE_URL``, else the SDK's default. Provider failures become
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from scidx.errors import ConfigError, ScidxError
-from scidx.pipeline import Pipeline, Prepared, PromptOptions, RetrievalRequest
+from scidx.rag.pipeline import Pipeline, Prepared, PromptOptions, RetrievalRequest
+from scidx.redact import display_url, redact
 
 __all__ = [
     "DEFAULT_CHAT_MODEL",
@@ -30,7 +30,6 @@ __all__ = [
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 
 # Anything shaped like an OpenAI key, in case a server echoes one back in an error body.
-_KEY_PATTERN = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
 
 
 class ChatError(ScidxError):
@@ -82,14 +81,7 @@ class Answer:
 
 
 def _scrub(text: str, key: str) -> str:
-    if key:
-        text = text.replace(key, "***")
-    return _KEY_PATTERN.sub("sk-***", text)
-
-
-def _display_url(url: str) -> str:
-    # Drop any user:password@ part before showing the URL.
-    return re.sub(r"//[^/@]*@", "//", url)
+    return redact(text, [key])
 
 
 def _status_message(status: int, where: str, detail: str) -> str:
@@ -154,7 +146,7 @@ def complete(
     if not model:
         raise ConfigError("the chat model id is empty; pass --model, e.g. gpt-4o-mini")
     url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    where = _display_url(url) if url else "api.openai.com"
+    where = display_url(url) if url else "api.openai.com"
     import openai  # the heavy SDK is imported only when a request is really made
 
     client = openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=max_retries)

@@ -1,10 +1,10 @@
 """Open a ``.scidx`` index: :func:`load`, :func:`load_bytes`, :func:`load_resource`, :class:`Index`.
 
 Opening costs constant time: the header and layout are validated by
-:func:`scidx.format.read_header`, then every array the runtime needs is checked for presence, dtype
-and consistent shape (``N`` chunks from ``chunk.source``, ``S`` sources, ``V`` terms, ``P``
-postings, ``D`` dimensions from the provider stamp) using the header alone plus a handful of
-single-element reads. No per-chunk or per-term Python objects are made; string tables and
+:func:`scidx.index.format.read_header`, then every array the runtime needs is checked for
+presence, dtype and consistent shape (``N`` chunks from ``chunk.source``, ``S`` sources, ``V``
+terms, ``P`` postings, ``D`` dimensions from the provider stamp) using the header alone plus a
+handful of single-element reads. No per-chunk or per-term Python objects are made; string tables and
 postings are read lazily, each access bounds-checked, so a corrupt file yields an
 :class:`~scidx.errors.IndexFormatError`, never an ``IndexError`` or a crash. ``verify=True``
 additionally checks every checksum, every string table and every posting (reads the whole file).
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scidx.bm25 import BM25Arrays
 from scidx.errors import CorruptIndexError, QueryError, UnsupportedFormatVersionError
-from scidx.format import (
+from scidx.index.bm25 import BM25Arrays
+from scidx.index.format import (
     REBUILD_HINT,
     Header,
     StringTable,
@@ -40,18 +40,14 @@ from scidx.format import (
     read_string_table,
     verify_checksums,
 )
-from scidx.search import (
-    DEFAULT_ALPHA,
-    DEFAULT_SNIPPET_CHARS,
-    Corpus,
-    Hit,
-    Searcher,
-    parse_url_template,
-)
+from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
+from scidx.index.search import DEFAULT_ALPHA, Corpus, Searcher
+from scidx.index.urls import parse_url_template
 from scidx.tokenize import TOKENIZER_VERSION
 
 if TYPE_CHECKING:
-    from scidx.pipeline import Match, RetrievalRequest
+    from scidx.index.retrieval import Match, RetrievalRequest
+
 
 __all__ = ["Hit", "Index", "load", "load_bytes", "load_resource"]
 
@@ -362,7 +358,7 @@ class Index:
             k: Maximum number of hits (> 0); fewer come back when fewer chunks match.
             mode: ``"hybrid"`` (default: BM25 and vectors fused), ``"keyword"`` (BM25 only; no
                 query embedding is made) or ``"vector"`` (cosine similarity only).
-            alpha: Hybrid weight of the vector leg in [0, 1] (see :mod:`scidx.search`).
+            alpha: Hybrid weight of the vector leg in [0, 1] (see :mod:`scidx.index.search`).
             min_score: Drop hits scoring below this (the mode's score scale).
             source: Keep chunks whose source path matches this glob (``*``, ``?``, ``[``;
                 ``fnmatch`` rules, ``*`` crosses ``/``) or, without glob characters, starts
@@ -440,13 +436,13 @@ class Index:
         )
 
     def retrieve(self, request: RetrievalRequest) -> list[Match]:
-        """Answer a :class:`~scidx.pipeline.RetrievalRequest`: ``Index`` is a ``Retriever``.
+        """Answer a :class:`~scidx.index.retrieval.RetrievalRequest`: ``Index`` is a ``Retriever``.
 
-        The same as ``scidx.pipeline.IndexRetriever(self).retrieve(request)``; use that adapter
-        to set a retriever name, hybrid weight or snippet length.
+        The same as ``scidx.index.retrieval.IndexRetriever(self).retrieve(request)``; use that
+        adapter to set a retriever name, hybrid weight or snippet length.
         """
-        # Imported here: the pipeline module builds on this one.
-        from scidx.pipeline import IndexRetriever
+        # Imported here: scidx.index.retrieval adapts an Index (it imports this module).
+        from scidx.index.retrieval import IndexRetriever
 
         return IndexRetriever(self).retrieve(request)
 

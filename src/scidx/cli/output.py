@@ -1,0 +1,76 @@
+"""Progress reporters and small formatting helpers shared by the commands."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import typer
+
+__all__ = ["PlainProgress", "RichProgress", "human_bytes", "link"]
+
+
+class PlainProgress:
+    """One line per finished stage, for logs (stderr is not a terminal)."""
+
+    def __init__(self) -> None:
+        self._last: str | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "cached":
+            typer.echo(f"cache hits: {done}/{total}", err=True)
+        elif done == total and total > 0 and stage != self._last:
+            self._last = stage
+            typer.echo(f"{stage}: {done}/{total}", err=True)
+
+    def close(self) -> None:
+        return None
+
+
+class RichProgress:
+    """Live progress bars on a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description:<8}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._tasks: dict[str, Any] = {}
+        self._last_update = 0.0
+        self._progress.start()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self._tasks:
+            self._tasks[stage] = self._progress.add_task(stage, total=max(total, 1))
+        # Updating per file costs more than the work on a big corpus: at most ~20 per second.
+        now = time.monotonic()
+        if done < total and now - self._last_update < 0.05:
+            return
+        self._last_update = now
+        self._progress.update(self._tasks[stage], completed=done, total=max(total, 1))
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def human_bytes(n: int) -> str:
+    """``n`` bytes as B, KiB, MiB or GiB with one decimal."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def link(row: dict[str, Any]) -> str:
+    """The hit's URL, else ``source#anchor`` (just ``source`` for text before any heading)."""
+    if row.get("url"):
+        return str(row["url"])
+    return f"{row['source']}#{row['anchor']}" if row["anchor"] else str(row["source"])

@@ -1,0 +1,138 @@
+"""``toolup-rag pack-docs``: pack the Markdown files a config selects into one .scidx index."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from scidx.cli.app import app
+from scidx.cli.exits import STALE_EXIT, fail
+from scidx.cli.output import PlainProgress, RichProgress, human_bytes
+from scidx.errors import ConfigError, ScidxError
+
+__all__ = ["pack_docs_command"]
+
+_LIST_LIMIT = 20
+
+
+@app.command("pack-docs")
+def pack_docs_command(
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="Path of the staticcorpus.json config.")
+    ] = Path("staticcorpus.json"),
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if up to date.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Bypass the embedding disk cache.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as one JSON object.")
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Write nothing; exit 0 if the index is up to date, 6 if stale."
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Show what would be embedded (and its cost); send nothing."),
+    ] = False,
+    reuse: Annotated[
+        Path | None,
+        typer.Option("--reuse", help="Reuse vectors from this index (same provider stamp)."),
+    ] = None,
+) -> None:
+    """Pack the Markdown files selected by a config into one .scidx index.
+
+    Exit codes: 0 written or up to date, 1 config/input invalid, 2 embedding provider
+    failed, 3 output could not be written, 6 stale (with --check).
+    """
+    from scidx.build.pack import pack_docs
+
+    if check and dry_run:
+        fail(ConfigError("use either --check or --dry-run, not both"))
+    reporter: PlainProgress | RichProgress | None = None
+    if not quiet and not as_json:
+        reporter = RichProgress() if sys.stderr.isatty() else PlainProgress()
+    try:
+        result = pack_docs(
+            config,
+            force=force,
+            use_cache=not no_cache,
+            progress=reporter,
+            check=check,
+            dry_run=dry_run,
+            reuse=reuse,
+        )
+    except ScidxError as exc:
+        if reporter is not None:
+            reporter.close()
+        fail(exc)
+    if reporter is not None:
+        reporter.close()
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), sort_keys=True))
+    elif result.dry_run is not None:
+        plan = result.dry_run
+        cost = plan.get("cost_usd")
+        typer.echo(
+            f"dry run: {result.chunks} chunks, {plan['cached']} already embedded "
+            f"(cache or previous index), {plan['chunks']} would be sent"
+            + (f" in {plan['requests']} requests" if plan.get("requests") else "")
+            + (f", ~{plan['tokens']} tokens" if plan.get("tokens") is not None else "")
+            + (f", est. ${cost:.4f}" if isinstance(cost, (int, float)) else "")
+            + "; nothing sent, nothing written"
+        )
+    elif check:
+        if result.stale:
+            typer.echo(f"{result.output} is stale: run `toolup-rag pack-docs --config {config}`")
+            _print_changes(result.changes, always=True)
+        else:
+            typer.echo(f"{result.output} is up to date")
+    elif not quiet:
+        if result.up_to_date:
+            typer.echo(
+                f"{result.output} is up to date ({result.files} files, {result.chunks} chunks); "
+                "use --force to rebuild"
+            )
+        else:
+            typer.echo(
+                f"packed {result.files} files into {result.chunks} chunks → {result.output} "
+                f"({human_bytes(result.output_bytes)}; {result.embedded} embedded, "
+                f"{result.cache_hits} cache hits; {result.seconds:.2f} s)"
+            )
+            _print_changes(result.changes)
+    if check and result.stale:
+        raise typer.Exit(STALE_EXIT)
+
+
+def _print_changes(changes: dict[str, Any] | None, *, always: bool = False) -> None:
+    if not changes or (not changes.get("previous") and not always):
+        return
+    added, changed, removed = (
+        changes["chunksAdded"],
+        changes["chunksChanged"],
+        changes["chunksRemoved"],
+    )
+    before = changes.get("bytesBefore")
+    after = changes.get("bytesAfter")
+    if after is None:  # --check decided without building the new index
+        size = f"now {human_bytes(before)}" if before is not None else "no index yet"
+    elif before is None:
+        size = f"new, {human_bytes(after)}"
+    else:
+        size = f"{human_bytes(before)} → {human_bytes(after)}"
+    typer.echo(
+        f"changes: {len(added)} chunks added, {len(changed)} changed, {len(removed)} removed; "
+        f"sources +{len(changes['sourcesAdded'])} -{len(changes['sourcesRemoved'])}; {size}"
+    )
+    for mark, ids in (("+", added), ("~", changed), ("-", removed)):
+        for chunk_id in ids[:_LIST_LIMIT]:
+            typer.echo(f"  {mark} {chunk_id}")
+        if len(ids) > _LIST_LIMIT:
+            typer.echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")

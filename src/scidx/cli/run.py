@@ -1,0 +1,40 @@
+"""Run ``toolup-rag``: import every command module, then map how the run ended to an exit code."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+# Importing a command module registers its commands on the app.
+import scidx.cli.pack
+import scidx.cli.pipeline
+import scidx.cli.search  # noqa: F401
+from scidx.cli.app import app
+from scidx.cli.exits import USAGE_EXIT
+
+__all__ = ["main"]
+
+_CLICK_USAGE_EXIT = 2  # Click's code for a usage error; 2 means "provider failed" in scidx
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI with ``argv`` (default ``sys.argv[1:]``) and exit with the documented code.
+
+    Click runs non-standalone so that a usage error (Typer's exit 2, which means "provider
+    failed" in scidx) is told apart from a command that exits 2 on purpose: it exits 1.
+    """
+    try:
+        code = app(args=argv, prog_name="toolup-rag", standalone_mode=False)
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        sys.exit(1)
+    except Exception as exc:
+        # Typer vendors Click and does not export its exception classes: a Click error is
+        # recognised by its interface (show() and exit_code); exit_code 2 is a usage error.
+        show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if not callable(show) or not isinstance(exit_code, int):
+            raise
+        show()
+        sys.exit(USAGE_EXIT if exit_code == _CLICK_USAGE_EXIT else exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,163 @@
+"""``toolup-rag search`` and ``toolup-rag inspect``: query an index, describe an index."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from scidx.cli.app import app
+from scidx.cli.exits import fail, unreadable
+from scidx.cli.output import human_bytes, link
+from scidx.errors import ConfigError, ScidxError
+
+__all__ = ["inspect_command", "search_command"]
+
+
+@app.command("search")
+def search_command(
+    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
+    query: Annotated[str, typer.Argument(help="The search query.")],
+    k: Annotated[int, typer.Option("-k", "--k", help="Number of hits.")] = 5,
+    mode: Annotated[
+        str, typer.Option("--mode", "-m", help="keyword, vector or hybrid.")
+    ] = "hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as a JSON array.")] = False,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="Only sources matching this glob or path prefix."),
+    ] = None,
+    heading: Annotated[
+        str | None, typer.Option("--heading", help="Only chunks whose headings contain this.")
+    ] = None,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option("--meta", help="Only pages whose front matter has KEY=VALUE (repeatable)."),
+    ] = None,
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Drop hits scoring below this.")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="OpenAI-compatible server for query embeddings (else $OPENAI_BASE_URL).",
+        ),
+    ] = None,
+) -> None:
+    """Search an index and print the best hits."""
+    from scidx.index.index import load
+
+    metadata: dict[str, str] = {}
+    for item in meta or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            fail(ConfigError(f"--meta {item!r}: write it as KEY=VALUE, e.g. --meta section=guide"))
+        metadata[key] = value
+    try:
+        options = {"base_url": base_url} if base_url else None
+        with load(index, embedder_options=options) as idx:
+            hits = idx.search(
+                query,
+                k=k,
+                mode=mode,
+                source=source,
+                heading=heading,
+                metadata=metadata or None,
+                min_score=min_score,
+            )
+            rows = [hit.to_dict() for hit in hits]
+    except ScidxError as exc:
+        fail(exc)
+    except OSError as exc:
+        fail(unreadable(index, exc))
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=1))
+        return
+    if not rows:
+        typer.echo("no results", err=True)
+        return
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(show_lines=True)
+        table.add_column("score", justify="right")
+        table.add_column("section")
+        table.add_column("link")
+        table.add_column("snippet")
+        for row in rows:
+            # Text, not str: "[...]" in the docs is content, never Rich markup.
+            table.add_row(
+                f"{row['score']:.3f}",
+                Text(" > ".join(row["headingPath"]) or row["title"]),
+                Text(link(row)),
+                Text(row["snippet"]),
+            )
+        Console().print(table)
+    else:
+        for row in rows:
+            heading = " > ".join(row["headingPath"]) or row["title"]
+            typer.echo(f"{row['score']:.4f}  {link(row)}  {heading}\n    {row['snippet']}")
+
+
+@app.command("inspect")
+def inspect_command(
+    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Also check every checksum and table.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as one JSON object.")] = False,
+) -> None:
+    """Describe an index: format, packer, provider, counts, sections. Reads only the header."""
+    from scidx.index.format import read_header_file
+
+    try:
+        header = read_header_file(index)
+        if verify:
+            from scidx.index.index import load
+
+            with load(index, verify=True):
+                pass
+    except ScidxError as exc:
+        fail(exc)
+    except OSError as exc:
+        fail(unreadable(index, exc))
+    meta = header.meta
+    info = {
+        "file": str(index),
+        "format": f"{header.version[0]}.{header.version[1]}",
+        "generator": header.generator,
+        "builtUtc": header.built_utc,
+        "packer": meta.get("packer"),
+        "provider": meta.get("provider"),
+        "chunking": meta.get("chunking"),
+        "counts": meta.get("counts"),
+        "urlTemplate": meta.get("urlTemplate"),
+        "sections": {name: a.nbytes for name, a in sorted(header.arrays.items())},
+        "verified": verify,
+    }
+    if as_json:
+        typer.echo(json.dumps(info, sort_keys=True, indent=1))
+        return
+    provider = info["provider"] or {}
+    typer.echo(
+        f"{index}: scidx format {info['format']}, {info['generator']}, built {info['builtUtc']}"
+    )
+    if isinstance(provider, dict):
+        typer.echo(
+            f"provider: {provider.get('provider')} / {provider.get('model')} / "
+            f"{provider.get('dimensions')} dims"
+        )
+    counts = info["counts"] or {}
+    if isinstance(counts, dict):
+        typer.echo("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    sections: dict[str, int] = info["sections"]  # type: ignore[assignment]
+    for name, nbytes in sections.items():
+        typer.echo(f"  {name:<24} {human_bytes(nbytes):>12}")
+    if verify:
+        typer.echo("all checksums OK")

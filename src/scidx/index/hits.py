@@ -1,0 +1,174 @@
+"""Search results: the :class:`Hit` type and its snippet (the best-matching passage)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "make_snippet"]
+_WORD_TAIL = re.compile(r"\w*")
+
+DEFAULT_SNIPPET_CHARS = 240
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result.
+
+    Attributes:
+        id: The chunk id (``source:anchor:ordinal`` for Markdown chunks).
+        score: The mode's score (BM25, cosine, or the fused hybrid score in [0, 1]).
+        source: The source path, relative to the config root.
+        anchor: The heading anchor slug ("" for text before the first heading).
+        heading_path: Ancestor headings, outermost first.
+        title: The document title ("" if none).
+        text: The chunk's full Markdown body.
+        url: The link made from the index's URL template, or ``None`` when it has none.
+        snippet: The best-matching passage, at most ``snippet_chars`` characters. Computed on
+            first access (most of the cost of a hit), so callers that need only ids and scores
+            do not pay for it.
+    """
+
+    id: str
+    score: float
+    source: str
+    anchor: str
+    heading_path: list[str]
+    title: str
+    text: str
+    url: str | None = None
+    query_terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    snippet_chars: int = field(default=DEFAULT_SNIPPET_CHARS, repr=False, compare=False)
+
+    @functools.cached_property
+    def snippet(self) -> str:
+        """The best-matching passage of :attr:`text` for the query terms."""
+        return make_snippet(self.text, self.query_terms, self.snippet_chars)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the hit as JSON-ready data with camelCase keys (``headingPath``)."""
+        return {
+            "id": self.id,
+            "score": self.score,
+            "source": self.source,
+            "anchor": self.anchor,
+            "headingPath": list(self.heading_path),
+            "title": self.title,
+            "text": self.text,
+            "snippet": self.snippet,
+            "url": self.url,
+        }
+
+
+def _needles(terms: Sequence[str]) -> list[str]:
+    # Stems are (nearly) prefixes of the words they come from, so "a word starting with a stem"
+    # finds the query's words in raw text; y→i stems ("happi") also look for the y form.
+    out: set[str] = set()
+    for t in terms:
+        if not t:
+            continue
+        out.add(t)
+        if t.endswith("i") and len(t) > 2:
+            out.add(t[:-1] + "y")
+    return sorted(out)
+
+
+def _find_matches(flat: str, needles: Sequence[str]) -> list[tuple[int, int, str]]:
+    """``(start, end, needle)`` of each word in ``flat`` that starts with a needle, in order."""
+    lower = flat.lower()
+    if len(lower) != len(flat):  # a rare character changes length when lowered
+        lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in flat)
+    found: dict[int, tuple[int, int, str]] = {}
+    for needle in needles:
+        pos = lower.find(needle)
+        while pos != -1:
+            if pos == 0 or not (lower[pos - 1].isalnum() or lower[pos - 1] == "_"):
+                end = _WORD_TAIL.match(lower, pos + len(needle)).end()  # type: ignore[union-attr]
+                prev = found.get(pos)
+                if prev is None or len(needle) > len(prev[2]):
+                    found[pos] = (pos, end, needle)
+            pos = lower.find(needle, pos + 1)
+    return [found[p] for p in sorted(found)]
+
+
+def _cut_to_words(raw: str, start: int, end: int) -> str:
+    """``raw[start:end]`` trimmed to whole words, whitespace collapsed, "…" where cut.
+
+    ``raw`` is stripped, so text exists before ``start > 0`` and after ``end < len(raw)``.
+    """
+    piece = raw[start:end]
+    if start > 0 and not raw[start - 1].isspace() and not piece[:1].isspace():
+        parts = piece.split(None, 1)
+        if len(parts) == 2:
+            piece = parts[1]
+    if end < len(raw) and not raw[end].isspace() and not piece[-1:].isspace():
+        parts = piece.rsplit(None, 1)
+        if len(parts) == 2:
+            piece = parts[0]
+    piece = " ".join(piece.split())
+    return ("…" if start > 0 else "") + piece + ("…" if end < len(raw) else "")
+
+
+def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_CHARS) -> str:
+    """Return the passage of ``text`` (whitespace collapsed) that best covers the query terms.
+
+    The window of at most ``limit`` characters that contains the most distinct query terms (then
+    the most occurrences, then the earliest) is chosen, placed with a short lead-in before its
+    first match and cut on word boundaries; "…" marks a cut (and counts towards ``limit``).
+    Without matches the text's start is returned.
+
+    Args:
+        text: The chunk text.
+        terms: Query terms from :func:`scidx.tokenize.tokenize`.
+        limit: Maximum snippet length in characters (>= 1).
+
+    Returns:
+        The snippet; the whole collapsed text when it fits.
+    """
+    raw = text.strip()
+    if len(raw) <= 3 * limit:  # collapsing whitespace may make it fit
+        flat = " ".join(raw.split())
+        if len(flat) <= limit:
+            return flat
+        if limit < 8:  # too short for ellipses and whole words to make sense
+            return flat[:limit]
+    elif limit < 8:
+        return " ".join(raw[: 2 * limit].split())[:limit]
+    # Work on the raw text (no full copy with collapsed whitespace): a window of `budget` raw
+    # characters collapses to at most `budget` characters.
+    budget = limit - 2  # room for the two ellipses
+    matches = _find_matches(raw, _needles(terms))
+    if not matches:
+        return _cut_to_words(raw, 0, budget)
+    # Two pointers over the matches: the window [i, j] spans at most `budget` characters; a
+    # counter of needles inside it gives the distinct-term count incrementally.
+    counts: dict[str, int] = {}
+    best = (-1, -1, 0)  # (distinct, occurrences, -i)
+    best_ij = (0, 0)
+    j = 0
+    for i in range(len(matches)):
+        if j < i:
+            j = i
+        if j == i:
+            counts = {matches[i][2]: 1}
+        while j + 1 < len(matches) and matches[j + 1][1] - matches[i][0] <= budget:
+            j += 1
+            key = matches[j][2]
+            counts[key] = counts.get(key, 0) + 1
+        cand = (len(counts), j - i + 1, -i)
+        if cand > best:
+            best, best_ij = cand, (i, j)
+        key = matches[i][2]
+        counts[key] -= 1
+        if not counts[key]:
+            del counts[key]
+    i0, j0 = best_ij
+    lo, hi = matches[i0][0], matches[j0][1]
+    slack = max(budget - (hi - lo), 0)
+    start = max(0, lo - min(slack // 3, 60))  # a short lead-in; most room after the matches
+    end = min(len(raw), start + budget)
+    start = max(0, end - budget)
+    return _cut_to_words(raw, start, end)
