@@ -1,0 +1,167 @@
+"""Records + vectors → the named arrays and header metadata of a ``.scidx`` (deterministic)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from scidx._version import __version__
+from scidx.build.records import Record
+from scidx.embed.hashing import embedding_text
+from scidx.errors import ConfigError
+from scidx.index.bm25 import (
+    DEFAULT_B,
+    DEFAULT_HEADING_WEIGHT,
+    DEFAULT_K1,
+    build_arrays_from_hashes,
+    hash_fields,
+)
+from scidx.index.format import encode_strings
+
+__all__ = [
+    "BM25_B",
+    "BM25_HEADING_WEIGHT",
+    "BM25_K1",
+    "GENERATOR",
+    "PACKER_VERSION",
+    "build_index_arrays",
+    "built_utc",
+    "canonical_json",
+    "encode_records",
+    "record_texts",
+]
+
+#: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order).
+PACKER_VERSION = "scidx-pack-2"
+
+
+GENERATOR = f"scidx {__version__}"
+
+
+# BM25 parameters: the measured defaults of scidx.index.bm25 (see its module docstring).
+BM25_K1 = DEFAULT_K1
+
+
+BM25_B = DEFAULT_B
+
+
+BM25_HEADING_WEIGHT = DEFAULT_HEADING_WEIGHT
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def build_index_arrays(
+    records: Sequence[Record],
+    vectors: np.ndarray,
+    bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Build every named array of an index from validated, ordered records and their vectors.
+
+    Args:
+        records: Validated records in canonical order.
+        vectors: Their embeddings, row for row.
+        bm25_hashes: Per-record heading and body term hashes already computed by
+            :func:`scidx.index.bm25.hash_fields` (in worker processes); computed here when None.
+
+    Returns:
+        ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
+    """
+    n = len(records)
+    sources = sorted({r.source for r in records})
+    source_row = {s: i for i, s in enumerate(sources)}
+    source_title, source_meta = _source_fields(records)
+
+    arrays: dict[str, np.ndarray] = {}
+
+    def put_strings(name: str, values: Sequence[str]) -> None:
+        offsets, data = encode_strings(values)
+        arrays[f"{name}.offsets"] = offsets
+        arrays[f"{name}.data"] = data
+
+    put_strings("chunk.id", [r.id for r in records])
+    put_strings("chunk.text", [r.text for r in records])
+    put_strings("chunk.heading", ["\x1f".join(r.heading_path) for r in records])
+    put_strings("chunk.anchor", [r.anchor for r in records])
+    arrays["chunk.source"] = np.array([source_row[r.source] for r in records], dtype="<u4")
+    arrays["chunk.ordinal"] = np.array([r.ordinal for r in records], dtype="<u4")
+    arrays["chunk.span"] = np.array(
+        [r.span for r in records] if n else np.zeros((0, 4)), dtype="<u8"
+    ).reshape(n, 4)
+    put_strings("source.path", sources)
+    put_strings("source.title", [source_title[s] for s in sources])
+    put_strings("source.meta", [source_meta[s] for s in sources])
+    arrays["vectors"] = np.ascontiguousarray(vectors, dtype="<f4")
+
+    if bm25_hashes is None:
+        bm25_hashes = hash_fields(*_bm25_fields(records))
+    bm25_arrays, bm25_meta = build_arrays_from_hashes(
+        *bm25_hashes, k1=BM25_K1, b=BM25_B, heading_weight=BM25_HEADING_WEIGHT
+    )
+    arrays.update(bm25_arrays)
+    counts = {
+        "chunks": n,
+        "sources": len(sources),
+        "terms": int(bm25_arrays["bm25.term_hash"].shape[0]),
+        "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
+    }
+    return arrays, {"bm25": bm25_meta, "counts": counts}
+
+
+def _source_fields(records: Sequence[Record]) -> tuple[dict[str, str], dict[str, str]]:
+    """Per source: its title and its front matter as canonical JSON (stored once per source)."""
+    titles: dict[str, str] = {}
+    metas: dict[str, str] = {}
+    for r in records:
+        # The first chunk of a source carries the document's title and front matter.
+        if r.source not in titles:
+            titles[r.source] = r.title
+            metas[r.source] = canonical_json(dict(r.metadata))
+    return titles, metas
+
+
+def _bm25_fields(records: Sequence[Record]) -> tuple[list[str], list[str]]:
+    """The two BM25 fields of each record: its heading text and its body."""
+    return ["\n".join(_heading_field(r)) for r in records], [r.text for r in records]
+
+
+def _heading_field(r: Record) -> list[str]:
+    parts = [r.title] if r.title else []
+    parts += [h for h in r.heading_path if h != r.title]
+    return parts
+
+
+def record_texts(records: Sequence[Record]) -> list[str]:
+    return [embedding_text(r.title, r.heading_path, r.text) for r in records]
+
+
+def built_utc() -> str:
+    """``builtUtc`` from ``SOURCE_DATE_EPOCH`` (default 0), as ISO 8601 UTC."""
+    raw = os.environ.get("SOURCE_DATE_EPOCH", "0").strip() or "0"
+    try:
+        seconds = int(raw)
+        if seconds < 0:
+            raise ValueError(raw)
+        stamp = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise ConfigError(
+            f"SOURCE_DATE_EPOCH={raw!r} is not a valid Unix timestamp; "
+            "set it to whole seconds since 1970 or unset it"
+        ) from None
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def encode_records(
+    records: Sequence[Record],
+    vectors: np.ndarray,
+    meta: dict[str, Any],
+    bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
+    arrays, meta_part = build_index_arrays(records, vectors, bm25_hashes)
+    return arrays, {**meta, **meta_part}, built_utc()

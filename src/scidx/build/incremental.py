@@ -1,0 +1,219 @@
+"""Incremental packing: the inputs sidecar, reuse of a previous index, change reports, dry runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from scidx.build.arrays import (
+    GENERATOR,
+    PACKER_VERSION,
+    _source_fields,
+    built_utc,
+    canonical_json,
+    record_texts,
+)
+from scidx.build.cache import EmbeddingCache, default_cache_dir
+from scidx.build.config import Config
+from scidx.build.records import Record
+from scidx.embed.base import Embedder
+from scidx.embed.hashing import embedding_text
+from scidx.errors import ConfigError, CorruptIndexError
+
+__all__ = [
+    "SIDECAR_VERSION",
+    "Previous",
+    "change_report",
+    "chunk_digest",
+    "dry_run_plan",
+    "has_changes",
+    "inputs_digest",
+    "read_previous",
+    "read_sidecar",
+    "sidecar_path",
+]
+
+SIDECAR_VERSION = 1
+
+
+def inputs_digest(config: Config, stamp: Mapping[str, Any], files: Mapping[str, str]) -> str:
+    h = xxhash.xxh3_128()
+    h.update(
+        canonical_json(
+            {
+                "packer": PACKER_VERSION,
+                "generator": GENERATOR,
+                "config": config.canonical(),
+                "provider": dict(stamp),
+                "files": files,
+                "builtUtc": built_utc(),
+            }
+        ).encode()
+    )
+    return h.hexdigest()
+
+
+def sidecar_path(output: Path) -> Path:
+    """The ``<output>.inputs`` sidecar path of an index."""
+    return output.with_name(output.name + ".inputs")
+
+
+def read_sidecar(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass
+class Previous:
+    """What a pack needs from the index it replaces."""
+
+    size: int
+    digests: dict[str, str]  # chunk id -> hash of (heading path, text)
+    sources: set[str]
+    seed: dict[bytes, np.ndarray]  # cache key -> vector, when the provider stamp matches
+    stamp: dict[str, Any] | None  # the old index's provider stamp
+
+
+def chunk_digest(title: str, meta: str, heading: str, text: str) -> str:
+    """What a chunk contributes to the index, for the change report."""
+    joined = "\x00".join((title, meta, heading, text))
+    return xxhash.xxh3_64_hexdigest(joined.encode("utf-8", "surrogatepass"))
+
+
+def read_previous(path: Path, embedder: Embedder, *, required: bool = False) -> Previous | None:
+    """Read the chunk table (and, for the same provider stamp, the vectors) of an index.
+
+    A missing or unreadable index is simply no previous index, except for an explicit
+    ``--reuse`` path (``required``), which must be a valid index.
+    """
+    from scidx.build.cache import cache_key
+    from scidx.errors import IndexFormatError
+    from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
+
+    try:
+        # A plain read, not a mmap: the packer is about to replace this very file.
+        mm = path.read_bytes()
+        size = len(mm)
+    except OSError as exc:
+        if required:
+            raise ConfigError(f"--reuse {path}: cannot read it ({exc})") from None
+        return None
+    try:
+        header = read_header(mm, source=str(path), file_size=size)
+        # Reused vectors must be exactly what was written: check every checksum first.
+        verify_checksums(mm, header)
+        ids = read_string_table(mm, header, "chunk.id")
+        texts = read_string_table(mm, header, "chunk.text")
+        headings = read_string_table(mm, header, "chunk.heading")
+        paths = read_string_table(mm, header, "source.path")
+        titles = read_string_table(mm, header, "source.title")
+        metas = read_string_table(mm, header, "source.meta")
+        source_rows = array_view(mm, header, "chunk.source")
+        n = len(ids)
+        if source_rows.shape != (n,) or (n and int(source_rows.max()) >= len(paths)):
+            raise CorruptIndexError(f"{path}: chunk.source does not match source.path")
+        digests: dict[str, str] = {}
+        for i in range(n):
+            row = int(source_rows[i])
+            digests[ids[i]] = chunk_digest(titles[row], metas[row], headings[i], texts[i])
+        sources = {paths[i] for i in range(len(paths))}
+        seed: dict[bytes, np.ndarray] = {}
+        old_stamp = header.meta.get("provider")
+        new_stamp = embedder.stamp()
+        if isinstance(old_stamp, dict) and all(
+            old_stamp.get(k) == new_stamp.get(k)
+            for k in ("provider", "model", "dimensions", "normalization")
+        ):
+            vectors = array_view(mm, header, "vectors")
+            if vectors.shape == (n, embedder.dimensions) and source_rows.shape == (n,):
+                for i in range(n):
+                    row = int(source_rows[i])
+                    if row >= len(titles):
+                        break
+                    heading_path = tuple(h for h in headings[i].split("\x1f") if h)
+                    text = embedding_text(titles[row], heading_path, texts[i])
+                    key = cache_key(
+                        embedder.provider_id, embedder.model_id, embedder.dimensions, text
+                    )
+                    seed[key] = np.array(vectors[i], dtype=np.float32)
+        return Previous(
+            size=size,
+            digests=digests,
+            sources=sources,
+            seed=seed,
+            stamp=dict(old_stamp) if isinstance(old_stamp, dict) else None,
+        )
+    except (IndexFormatError, IndexError, ValueError, UnicodeDecodeError) as exc:
+        if required:
+            raise CorruptIndexError(f"--reuse {path}: not a valid index ({exc})") from None
+        return None
+
+
+def has_changes(changes: Mapping[str, Any]) -> bool:
+    keys = ("chunksAdded", "chunksChanged", "chunksRemoved", "sourcesAdded", "sourcesRemoved")
+    return not changes["previous"] or any(changes[k] for k in keys)
+
+
+def change_report(
+    previous: Previous | None, records: Sequence[Record], size: int | None
+) -> dict[str, Any]:
+    """Chunks and sources added / changed / removed against the previous index."""
+    titles, metas = _source_fields(records)
+    new = {
+        r.id: chunk_digest(titles[r.source], metas[r.source], "\x1f".join(r.heading_path), r.text)
+        for r in records
+    }
+    new_sources = {r.source for r in records}
+    old = previous.digests if previous is not None else {}
+    old_sources = previous.sources if previous is not None else set()
+    return {
+        "previous": previous is not None,
+        "chunksAdded": sorted(k for k in new if k not in old),
+        "chunksChanged": sorted(k for k in new if k in old and old[k] != new[k]),
+        "chunksRemoved": sorted(k for k in old if k not in new),
+        "sourcesAdded": sorted(new_sources - old_sources),
+        "sourcesRemoved": sorted(old_sources - new_sources),
+        "bytesBefore": previous.size if previous is not None else None,
+        "bytesAfter": size,
+    }
+
+
+def dry_run_plan(
+    records: Sequence[Record],
+    embedder: Embedder,
+    cache_dir: Path | None,
+    use_cache: bool,
+    seed: Mapping[bytes, np.ndarray],
+) -> dict[str, Any]:
+    """Which chunks a real pack would send to the provider, and the estimated cost."""
+    from scidx.build.cache import cache_key
+
+    texts = {}
+    for text in record_texts(records):
+        key = cache_key(embedder.provider_id, embedder.model_id, embedder.dimensions, text)
+        if key not in seed:
+            texts[key] = text
+    if use_cache and texts:
+        cache = EmbeddingCache(default_cache_dir(cache_dir))
+        try:
+            for key in cache.get_many(list(texts)):
+                texts.pop(key, None)
+        finally:
+            cache.close()
+    missing = list(texts.values())
+    estimate = getattr(embedder, "estimate", None)
+    if callable(estimate):
+        plan = dict(estimate(missing))
+    else:
+        plan = {"chunks": len(missing), "requests": 0, "tokens": None, "cost_usd": 0.0}
+    plan["cached"] = len(records) - len(missing)
+    return plan

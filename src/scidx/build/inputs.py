@@ -1,0 +1,232 @@
+"""Input discovery: the files a validated config selects (globs, excludes, own outputs)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from scidx.build.config import CONFIG_FILENAME, Config, show_value
+from scidx.build.globs import compile_glob
+from scidx.errors import ConfigError, InputError
+from scidx.index.format import MAGIC
+
+__all__ = ["InputFile", "collect_inputs"]
+
+
+class InputFile(NamedTuple):
+    """One input file found by :func:`collect_inputs`.
+
+    Attributes:
+        source: Path relative to the config root with ``/`` separators (the chunk ``source``).
+        path: Absolute path to read.
+    """
+
+    source: str
+    path: Path
+
+
+def _literal_prefix(glob: str) -> str:
+    """The leading segments of ``glob`` without wildcards: the folder the walk can start in."""
+    prefix: list[str] = []
+    for part in glob.split("/")[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        prefix.append(part)
+    return "/".join(prefix)
+
+
+def _utf8_key(source: str) -> bytes:
+    # surrogateescape: undecodable names sort consistently until they are rejected below.
+    return source.encode("utf-8", "surrogateescape")
+
+
+def collect_inputs(config: Config) -> list[InputFile]:
+    """Find the input files: ``include`` globs minus ``exclude`` globs, under ``config.root``.
+
+    An ``exclude`` glob that matches a folder removes everything inside it. Directories are
+    never returned, even if their name matches (a folder ``foo.md``). Directory
+    symlinks are followed, but each real directory is entered once, so symlink loops end. The
+    output file is never an input.
+
+    Args:
+        config: A validated configuration.
+
+    Returns:
+        The files, sorted bytewise by their UTF-8 ``source`` and without duplicates.
+
+    Raises:
+        ConfigError: An ``include`` glob matches no file, or the root is not a folder.
+        InputError: A matched file name is not valid UTF-8.
+    """
+    label = str(config.path) if config.path is not None else CONFIG_FILENAME
+    root = config.root
+    if not root.is_dir():
+        raise ConfigError(f"{label}: the config folder {root} does not exist or is not a folder")
+    includes = [(g, compile_glob(g)) for g in dict.fromkeys(config.include)]
+    excludes = [compile_glob(g) for g in dict.fromkeys(config.exclude)]
+
+    def excluded(source: str) -> bool:
+        # A glob that matches a folder excludes everything in it ("node_modules", "drafts/**").
+        if not excludes:
+            return False
+        parts = source.split("/")
+        return any(
+            rx.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1) for rx in excludes
+        )
+
+    # Globs without wildcards name one file: look it up instead of walking the tree for it.
+    literal = [g for g, _ in includes if not any(c in g for c in "*?[")]
+    starts = sorted({_literal_prefix(g) for g, _ in includes if g not in literal}, key=_utf8_key)
+    # A start folder below another start is covered by the walk of the outer one.
+    starts = [s for s in starts if not any(_is_below(s, t) for t in starts if t != s)]
+
+    output = os.path.abspath(config.output)
+    own_files = {output, output + ".inputs"}
+    temp_prefix = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.tmp.")
+
+    def is_own(abspath: str, source: str) -> bool:
+        """The index, its sidecar and the packer's temp files are never inputs."""
+        if abspath == output and not _is_index_or_empty(output):
+            raise ConfigError(
+                f'{label}: "output" is {show_value(source)}, one of the input files matched by '
+                '"include"; packing would overwrite it. Choose an output path such as '
+                '"docs.scidx"'
+            )
+        return abspath in own_files or abspath.startswith(temp_prefix)
+
+    matched: dict[str, str] = {}  # source -> absolute path
+    hit: set[str] = set()
+    folders: list[str] = []
+    for start in starts:
+        for source, abspath, is_dir in _walk(str(root), start, excludes):
+            if is_dir:
+                folders.append(source)
+                continue
+            for glob, rx in includes:
+                if rx.fullmatch(source):
+                    hit.add(glob)
+                    if not is_own(abspath, source) and not excluded(source):
+                        matched[source] = abspath
+                    # Other globs still need to learn that they matched something.
+
+    for glob in literal:
+        abspath = os.path.join(str(root), *glob.split("/"))
+        if os.path.isfile(abspath):
+            hit.add(glob)
+            if not is_own(abspath, glob) and not excluded(glob):
+                matched[glob] = abspath
+        elif os.path.isdir(abspath):
+            folders.append(glob)
+
+    for glob, rx in includes:
+        if glob not in hit:
+            message = (
+                f'{label}: "include" glob {show_value(glob)} matches no file; check the path is '
+                f"relative to {root}"
+            )
+            if any(rx.fullmatch(f) for f in folders):
+                message += f' (it matches a folder; to take the files in it use "{glob}/**/*.md")'
+            raise ConfigError(message)
+
+    if not matched:
+        raise ConfigError(
+            f'{label}: every file matched by "include" is removed by "exclude" '
+            f"{show_value(list(config.exclude))}; loosen the exclude globs"
+        )
+
+    for source in matched:
+        try:
+            source.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                f"{label}: input file name {source!r} is not valid UTF-8; rename the file or "
+                'add it to "exclude"'
+            ) from None
+
+    return [InputFile(s, Path(matched[s])) for s in sorted(matched, key=_utf8_key)]
+
+
+def _is_index_or_empty(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except OSError:
+        return True  # not readable as an input either; the pack reports it when writing
+    return head in (b"", MAGIC)
+
+
+def _is_below(path: str, folder: str) -> bool:
+    return folder == "" or path.startswith(folder + "/")
+
+
+def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tuple[str, str, bool]]:
+    """Yield ``(source, absolute path, is_dir)`` for everything below ``root/start``.
+
+    Each real folder is entered once. Real (non-symlink) routes are walked first and folder
+    symlinks afterwards, in sorted order, so a folder reachable both ways is listed under its
+    real path, a symlink loop ends, and the result never depends on the file system's order.
+    """
+    top = os.path.join(root, *start.split("/")) if start else root
+    try:
+        st = os.stat(top)
+    except OSError:
+        return
+    if not os.path.isdir(top):
+        return
+    seen: set[tuple[int, int]] = {(st.st_dev, st.st_ino)}
+    stack: list[tuple[str, str]] = [(top, start)]
+    linked: list[tuple[str, str]] = []  # folder symlinks, followed once the real tree is done
+    while stack or linked:
+        if not stack:
+            linked.sort(key=lambda item: _utf8_key(item[1]), reverse=True)
+            path, source = linked.pop()
+            try:
+                dst = os.stat(path)
+            except OSError:
+                continue
+            if (dst.st_dev, dst.st_ino) in seen:
+                continue
+            seen.add((dst.st_dev, dst.st_ino))
+            stack.append((path, source))
+        folder, rel = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: _utf8_key(e.name))
+        except OSError:
+            # An unreadable folder is skipped like one that does not exist; a glob that needed
+            # it then reports "matches no file".
+            continue
+        subfolders: list[tuple[str, str]] = []
+        for entry in entries:
+            source = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_dir = entry.is_dir()  # follows symlinks
+                is_file = not is_dir and entry.is_file()
+                is_link = is_dir and entry.is_symlink()
+            except OSError:
+                continue
+            if is_file:
+                yield source, entry.path, False
+                continue
+            if not is_dir:
+                continue
+            yield source, entry.path, True
+            # Excluded folders are not entered: nothing below them can be an input.
+            if any(rx.fullmatch(source) or rx.fullmatch(source + "/") for rx in prunes):
+                continue
+            if is_link:
+                linked.append((entry.path, source))
+                continue
+            try:
+                dst = entry.stat()
+            except OSError:
+                continue
+            ident = (dst.st_dev, dst.st_ino)
+            if ident not in seen:
+                seen.add(ident)
+                subfolders.append((entry.path, source))
+        # Reversed so that folders pop (and are walked) in ascending order.
+        stack.extend(reversed(subfolders))

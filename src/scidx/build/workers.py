@@ -1,0 +1,222 @@
+"""The worker-process pool that chunks, tokenises and hash-embeds large corpora in parallel."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from scidx.build.arrays import _bm25_fields
+from scidx.build.chunk import chunk_markdown
+from scidx.build.config import Config
+from scidx.build.inputs import InputFile
+from scidx.build.progress import Progress
+from scidx.build.records import Record
+from scidx.build.sources import decode_source
+from scidx.embed.base import Embedder
+from scidx.embed.hashing import HashingEmbedder
+from scidx.errors import ConfigError
+from scidx.index.bm25 import (
+    hash_fields,
+)
+
+__all__ = ["Pool", "auto_workers", "chunk_all"]
+
+# Below this much Markdown, starting worker processes costs more than it saves.
+_PARALLEL_MIN_BYTES = 2 << 20
+_BM25_JOB_CHUNKS = 2048
+
+
+_CHUNK_JOB_BYTES = 256 << 10
+
+
+_EMBED_JOB_TEXTS = 1024
+
+
+def auto_workers() -> int:
+    raw = os.environ.get("SCIDX_WORKERS", "").strip()
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ConfigError(f"SCIDX_WORKERS={raw!r} must be a whole number >= 1")
+        return value
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _chunk_job(
+    items: Sequence[tuple[str, bytes]], max_chunk_chars: int, anchor_style: str
+) -> list[Record]:
+    out: list[Record] = []
+    for source, data in items:
+        text = decode_source(source, data)
+        chunks = chunk_markdown(
+            text,
+            source,
+            max_chunk_chars=max_chunk_chars,
+            anchor_style=anchor_style,  # type: ignore[arg-type]  # validated by config
+        )
+        out.extend(Record.from_chunk(c) for c in chunks)
+    return out
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the packer dies (SIGKILL, OOM, CI cancel).
+
+    Without it a worker blocked on a full result pipe (its siblings keep the pipe open) would
+    outlive a killed packer forever.
+    """
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="scidx-parent-watch", daemon=True).start()
+
+
+_worker_embedders: dict[int, HashingEmbedder] = {}
+
+
+def _hashing_job(dimensions: int, texts: Sequence[str]) -> np.ndarray:
+    embedder = _worker_embedders.get(dimensions)
+    if embedder is None:
+        embedder = _worker_embedders[dimensions] = HashingEmbedder(dimensions=dimensions)
+    return embedder.embed_batch(texts)
+
+
+class Pool:
+    """An optional process pool; with ``executor`` None everything runs in this process."""
+
+    def __init__(self, executor: Any) -> None:
+        self.executor = executor
+
+    @classmethod
+    def start(cls, workers: int | None, total_bytes: int) -> Pool:
+        count = auto_workers() if workers is None else workers
+        if count < 1:
+            raise ConfigError(f"workers must be >= 1, got {count}")
+        if count == 1 or (workers is None and total_bytes < _PARALLEL_MIN_BYTES):
+            return cls(None)
+        import multiprocessing
+        import threading
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork is cheap and needs no __main__ guard in the caller's script, but forking a
+        # process that runs other threads is unsafe; then spawn.
+        method = "fork"
+        if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+            method = "spawn"
+        try:
+            executor = ProcessPoolExecutor(
+                count,
+                mp_context=multiprocessing.get_context(method),
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
+        except (OSError, RuntimeError, ValueError):
+            return cls(None)
+        return cls(executor)
+
+    def map(self, fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
+        """Run ``fn(*job)`` for every job, yielding results in job order."""
+        if self.executor is None:
+            for job in jobs:
+                yield fn(*job)
+            return
+        futures = [self.executor.submit(fn, *job) for job in jobs]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def start_bm25(
+        self, records: Sequence[Record]
+    ) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]] | None:
+        """Start hashing the BM25 fields in the workers; call the result to collect them.
+
+        Started before embedding so that both keep the workers busy at once.
+        """
+        if self.executor is None:
+            return None
+        headings, bodies = _bm25_fields(records)
+        futures = [
+            self.executor.submit(
+                hash_fields, headings[i : i + _BM25_JOB_CHUNKS], bodies[i : i + _BM25_JOB_CHUNKS]
+            )
+            for i in range(0, len(bodies), _BM25_JOB_CHUNKS)
+        ]
+
+        def collect() -> tuple[list[np.ndarray], list[np.ndarray]]:
+            heads: list[np.ndarray] = []
+            texts: list[np.ndarray] = []
+            for future in futures:
+                h, t = future.result()
+                heads.extend(h)
+                texts.extend(t)
+            return heads, texts
+
+        return collect
+
+    def wrap(self, embedder: Embedder) -> Embedder:
+        """Fan the offline hashing embedder out to the pool; other providers pass through."""
+        if self.executor is None or type(embedder) is not HashingEmbedder:
+            return embedder
+        return _PoolHashingEmbedder(embedder, self)
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            self.executor = None
+
+
+class _PoolHashingEmbedder(Embedder):
+    """The hashing embedder, batches computed in worker processes (same vectors, same order)."""
+
+    def __init__(self, inner: HashingEmbedder, pool: Pool) -> None:
+        self.inner = inner
+        self.pool = pool
+        self.provider_id = inner.provider_id
+        self.model_id = inner.model_id
+        self.dimensions = inner.dimensions
+        self.normalization = inner.normalization
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_batch(texts)
+
+    def embed_iter(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+        starts = range(0, len(texts), _EMBED_JOB_TEXTS)
+        jobs = [(self.dimensions, list(texts[i : i + _EMBED_JOB_TEXTS])) for i in starts]
+        for start, vectors in zip(starts, self.pool.map(_hashing_job, jobs), strict=True):
+            yield list(range(start, start + len(vectors))), vectors
+
+
+def chunk_all(
+    raw: Sequence[tuple[InputFile, bytes]], cfg: Config, pool: Pool, progress: Progress
+) -> list[Record]:
+    jobs: list[tuple[Any, ...]] = []
+    batch: list[tuple[str, bytes]] = []
+    size = 0
+    for item, data in raw:
+        batch.append((item.source, data))
+        size += len(data)
+        if size >= _CHUNK_JOB_BYTES:
+            jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style))
+            batch, size = [], 0
+    if batch:
+        jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style))
+    records: list[Record] = []
+    done = 0
+    for job, result in zip(jobs, pool.map(_chunk_job, jobs), strict=True):
+        records.extend(result)
+        done += len(job[0])
+        progress("chunk", done, len(raw))
+    return records
