@@ -342,15 +342,15 @@ def test_reuse_from_another_index(tmp_path: Path) -> None:
 def test_change_report(tmp_path: Path) -> None:
     cfg = make_project(tmp_path)
     first = pack_docs(cfg)
-    assert first.changes is not None and first.changes["previous"] is False
-    assert first.changes["sourcesAdded"] == ["docs/a.md", "docs/sub/b.md"]
+    assert first.changes is not None and first.changes.previous is False
+    assert first.changes.sources_added == ("docs/a.md", "docs/sub/b.md")
     (tmp_path / "docs" / "a.md").write_text(
         DOC_A.replace("Tune the", "Oil the") + "\n## New\n\nx\n"
     )
     (tmp_path / "docs" / "sub" / "b.md").unlink()
     (tmp_path / "docs" / "c.md").write_text("# C\n\nsee\n")
     second = pack_docs(cfg)
-    ch = second.changes
+    ch = second.changes.to_dict() if second.changes is not None else None
     assert ch is not None
     assert ch["previous"] is True
     assert ch["chunksAdded"] == ["docs/a.md:new:0", "docs/c.md:c:0"]
@@ -378,7 +378,7 @@ def test_check_mode_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "docs" / "a.md").write_text(DOC_A + "\n## New\n\nx\n")
     stale = pack_docs(cfg, check=True)
     assert stale.stale and stale.changes is not None
-    assert stale.changes["chunksAdded"] == ["docs/a.md:new:0"]
+    assert stale.changes.chunks_added == ("docs/a.md:new:0",)
     assert out.read_bytes() == before
     assert not sidecar_path(out).exists()
 
@@ -387,12 +387,12 @@ def test_dry_run_reports_misses(tmp_path: Path) -> None:
     cfg = make_project(tmp_path)
     plan = pack_docs(cfg, dry_run=True)
     assert plan.dry_run is not None
-    assert plan.dry_run["chunks"] == plan.chunks and plan.dry_run["cached"] == 0
+    assert plan.dry_run.chunks == plan.chunks and plan.dry_run.cached == 0
     assert not (tmp_path / "out" / "docs.scidx").exists()
     pack_docs(cfg)
     again = pack_docs(cfg, dry_run=True)
     assert again.dry_run is not None
-    assert again.dry_run["chunks"] == 0 and again.dry_run["cached"] == again.chunks
+    assert again.dry_run.chunks == 0 and again.dry_run.cached == again.chunks
 
 
 def test_killed_pack_leaves_previous_index(tmp_path: Path) -> None:
@@ -642,4 +642,4 @@ def test_front_matter_change_shows_in_the_change_report(tmp_path: Path) -> None:
     b.write_text(DOC_B.replace("title: Troubleshooting", "title: Troubleshooting\ntags: faq"))
     check = pack_docs(cfg, check=True)
     assert check.stale and check.changes is not None
-    assert check.changes["chunksChanged"] == ["docs/sub/b.md::0", "docs/sub/b.md:errors:0"]
+    assert check.changes.chunks_changed == ("docs/sub/b.md::0", "docs/sub/b.md:errors:0")

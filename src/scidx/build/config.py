@@ -26,7 +26,6 @@ import json
 import math
 import os
 import re
-import string
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
@@ -35,8 +34,8 @@ from typing import Any, Literal, cast
 import xxhash
 
 from scidx.build.globs import compile_glob
-from scidx.index.urls import URL_PLACEHOLDERS, url_template_problem
 from scidx.errors import ConfigError
+from scidx.index.urls import url_template_problem
 
 __all__ = [
     "CONFIG_FILENAME",

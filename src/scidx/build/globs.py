@@ -7,8 +7,6 @@ import re
 __all__ = ["compile_glob", "segment_regex"]
 
 
-
-
 def compile_glob(glob: str) -> re.Pattern[str]:
     """Translate a ``/``-separated glob to an anchored regular expression."""
     parts = glob.split("/")

@@ -28,11 +28,12 @@ from scidx.errors import ConfigError, CorruptIndexError
 
 __all__ = [
     "SIDECAR_VERSION",
+    "ChangeReport",
+    "DryRunPlan",
     "Previous",
     "change_report",
     "chunk_digest",
     "dry_run_plan",
-    "has_changes",
     "inputs_digest",
     "read_previous",
     "read_sidecar",
@@ -158,14 +159,89 @@ def read_previous(path: Path, embedder: Embedder, *, required: bool = False) -> 
         return None
 
 
-def has_changes(changes: Mapping[str, Any]) -> bool:
-    keys = ("chunksAdded", "chunksChanged", "chunksRemoved", "sourcesAdded", "sourcesRemoved")
-    return not changes["previous"] or any(changes[k] for k in keys)
+@dataclass(frozen=True)
+class ChangeReport:
+    """How a new index differs from the one it replaces (chunk ids and source paths, sorted).
+
+    Attributes:
+        previous: Whether there was a previous index to compare with.
+        chunks_added: Ids of chunks that are new.
+        chunks_changed: Ids of chunks whose text, headings, page title or front matter changed.
+        chunks_removed: Ids of chunks that are gone.
+        sources_added: Source paths that are new.
+        sources_removed: Source paths that are gone.
+        bytes_before: Size of the previous index, if there was one.
+        bytes_after: Size of the new index; ``None`` when ``--check`` decided without building it.
+    """
+
+    previous: bool
+    chunks_added: tuple[str, ...] = ()
+    chunks_changed: tuple[str, ...] = ()
+    chunks_removed: tuple[str, ...] = ()
+    sources_added: tuple[str, ...] = ()
+    sources_removed: tuple[str, ...] = ()
+    bytes_before: int | None = None
+    bytes_after: int | None = None
+
+    @property
+    def any(self) -> bool:
+        """True when there is no previous index or anything was added, changed or removed."""
+        return not self.previous or any(
+            (
+                self.chunks_added,
+                self.chunks_changed,
+                self.chunks_removed,
+                self.sources_added,
+                self.sources_removed,
+            )
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (``--json``'s ``changes``; camelCase keys)."""
+        return {
+            "previous": self.previous,
+            "chunksAdded": list(self.chunks_added),
+            "chunksChanged": list(self.chunks_changed),
+            "chunksRemoved": list(self.chunks_removed),
+            "sourcesAdded": list(self.sources_added),
+            "sourcesRemoved": list(self.sources_removed),
+            "bytesBefore": self.bytes_before,
+            "bytesAfter": self.bytes_after,
+        }
+
+
+@dataclass(frozen=True)
+class DryRunPlan:
+    """What a real pack would send to the embedding provider (``--dry-run``), and its cost.
+
+    Attributes:
+        chunks: Distinct chunk texts that would be sent (not in the cache or previous index).
+        cached: Chunks whose vectors are already at hand.
+        requests: Provider requests it would take (0 for offline providers).
+        tokens: Estimated tokens, when the provider can tell.
+        cost_usd: Estimated cost in US dollars, when the provider can tell.
+    """
+
+    chunks: int
+    cached: int
+    requests: int = 0
+    tokens: int | None = None
+    cost_usd: float | None = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready data (``--json``'s ``dryRun``)."""
+        return {
+            "chunks": self.chunks,
+            "cached": self.cached,
+            "requests": self.requests,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+        }
 
 
 def change_report(
     previous: Previous | None, records: Sequence[Record], size: int | None
-) -> dict[str, Any]:
+) -> ChangeReport:
     """Chunks and sources added / changed / removed against the previous index."""
     titles, metas = _source_fields(records)
     new = {
@@ -175,16 +251,16 @@ def change_report(
     new_sources = {r.source for r in records}
     old = previous.digests if previous is not None else {}
     old_sources = previous.sources if previous is not None else set()
-    return {
-        "previous": previous is not None,
-        "chunksAdded": sorted(k for k in new if k not in old),
-        "chunksChanged": sorted(k for k in new if k in old and old[k] != new[k]),
-        "chunksRemoved": sorted(k for k in old if k not in new),
-        "sourcesAdded": sorted(new_sources - old_sources),
-        "sourcesRemoved": sorted(old_sources - new_sources),
-        "bytesBefore": previous.size if previous is not None else None,
-        "bytesAfter": size,
-    }
+    return ChangeReport(
+        previous=previous is not None,
+        chunks_added=tuple(sorted(k for k in new if k not in old)),
+        chunks_changed=tuple(sorted(k for k in new if k in old and old[k] != new[k])),
+        chunks_removed=tuple(sorted(k for k in old if k not in new)),
+        sources_added=tuple(sorted(new_sources - old_sources)),
+        sources_removed=tuple(sorted(old_sources - new_sources)),
+        bytes_before=previous.size if previous is not None else None,
+        bytes_after=size,
+    )
 
 
 def dry_run_plan(
@@ -193,7 +269,7 @@ def dry_run_plan(
     cache_dir: Path | None,
     use_cache: bool,
     seed: Mapping[bytes, np.ndarray],
-) -> dict[str, Any]:
+) -> DryRunPlan:
     """Which chunks a real pack would send to the provider, and the estimated cost."""
     from scidx.build.cache import cache_key
 
@@ -211,9 +287,14 @@ def dry_run_plan(
             cache.close()
     missing = list(texts.values())
     estimate = getattr(embedder, "estimate", None)
-    if callable(estimate):
-        plan = dict(estimate(missing))
-    else:
-        plan = {"chunks": len(missing), "requests": 0, "tokens": None, "cost_usd": 0.0}
-    plan["cached"] = len(records) - len(missing)
-    return plan
+    cached = len(records) - len(missing)
+    if not callable(estimate):
+        return DryRunPlan(chunks=len(missing), cached=cached)
+    est = dict(estimate(missing))
+    return DryRunPlan(
+        chunks=int(est.get("chunks", len(missing))),
+        cached=cached,
+        requests=int(est.get("requests") or 0),
+        tokens=est.get("tokens"),
+        cost_usd=est.get("cost_usd"),
+    )

@@ -15,6 +15,7 @@ Contract:
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -31,15 +32,17 @@ from scidx.build.embedding import embed_records, make_embedder
 from scidx.build.fileio import HashingWriter, atomic_write, file_bytes, file_hash
 from scidx.build.incremental import (
     SIDECAR_VERSION,
+    ChangeReport,
+    DryRunPlan,
+    Previous,
     change_report,
     dry_run_plan,
-    has_changes,
     inputs_digest,
     read_previous,
     read_sidecar,
     sidecar_path,
 )
-from scidx.build.inputs import collect_inputs
+from scidx.build.inputs import InputFile, collect_inputs
 from scidx.build.progress import Progress, noop_progress
 from scidx.build.records import Record, validate_records
 from scidx.build.sources import read_inputs
@@ -81,9 +84,9 @@ class PackResult:
     output_bytes: int = 0
     seconds: float = 0.0
     data: bytes | None = None
-    changes: dict[str, Any] | None = None
+    changes: ChangeReport | None = None
     stale: bool = False
-    dry_run: dict[str, Any] | None = None
+    dry_run: DryRunPlan | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as a JSON-able dict (``--json``)."""
@@ -98,11 +101,11 @@ class PackResult:
             "seconds": round(self.seconds, 3),
         }
         if self.changes is not None:
-            out["changes"] = self.changes
+            out["changes"] = self.changes.to_dict()
         if self.stale:
             out["stale"] = True
         if self.dry_run is not None:
-            out["dryRun"] = self.dry_run
+            out["dryRun"] = self.dry_run.to_dict()
         return out
 
 
@@ -188,11 +191,7 @@ def pack_records(
         embedded=misses,
     )
     if output is None:
-        import io
-
-        buf = io.BytesIO()
-        write_index(buf, arrays, meta, built_utc=built, generator=GENERATOR)
-        result.data = buf.getvalue()
+        result.data = _in_memory(arrays, meta, built)
         result.output_bytes = len(result.data)
     else:
         report("write", 0, 1)
@@ -252,64 +251,26 @@ def pack_docs(
     """
     started = time.perf_counter()
     report = progress or noop_progress
-    cfg = config if isinstance(config, Config) else load_config(config)
-    inputs = collect_inputs(cfg)
-    raw = read_inputs(inputs, report)
-    file_hashes = {item.source: xxhash.xxh3_128_hexdigest(data) for item, data in raw}
-    embedder = make_embedder(cfg)
-    stamp = embedder.stamp()
-    digest = inputs_digest(cfg, stamp, file_hashes)
-    output = cfg.output
-    sidecar = sidecar_path(output)
-    result = PackResult(output=output, files=len(raw))
-
-    if not force and not dry_run:
-        previous_side = read_sidecar(sidecar)
-        if (
-            previous_side is not None
-            and previous_side.get("inputsHash") == digest
-            and isinstance(previous_side.get("output"), dict)
-            and output.is_file()
-            and file_hash(output) == previous_side["output"].get("xxh3")
-        ):
-            result.up_to_date = True
-            result.chunks = int(previous_side.get("chunks", 0))
-            result.output_bytes = output.stat().st_size
-            result.seconds = time.perf_counter() - started
-            return result
-
-    previous = read_previous(output, embedder)
-    # --no-cache means "embed everything afresh": no disk cache, no vectors from the old output.
-    seed = dict(previous.seed) if previous is not None and use_cache else {}
-    if reuse is not None:
-        other = read_previous(Path(reuse), embedder, required=True)
-        if other is not None:
-            seed.update(other.seed)
-
-    pool = Pool.start(workers, sum(len(d) for _, d in raw))
+    run = _gather(config, report)
+    result = PackResult(output=run.cfg.output, files=len(run.raw))
+    if not force and not dry_run and _mark_up_to_date(run, result):
+        return _finish(result, started)
+    previous = read_previous(run.cfg.output, run.embedder)
+    seed = _reusable_vectors(run.embedder, previous, use_cache=use_cache, reuse=reuse)
+    pool = Pool.start(workers, sum(len(d) for _, d in run.raw))
     try:
-        records = chunk_all(raw, cfg, pool, report)
-        valid = validate_records(records)
+        valid = validate_records(chunk_all(run.raw, run.cfg, pool, report))
+        result.chunks = len(valid)
         if dry_run:
-            result.chunks = len(valid)
-            result.dry_run = dry_run_plan(valid, embedder, cfg.cache_dir, use_cache, seed)
-            result.seconds = time.perf_counter() - started
-            return result
-        if check:
-            changes = change_report(previous, valid, None)
-            same_model = previous is not None and previous.stamp == stamp
-            if has_changes(changes) or not same_model:
-                # Stale whatever the vectors: decide without calling the provider.
-                result.chunks = len(valid)
-                result.stale = True
-                result.changes = changes
-                result.seconds = time.perf_counter() - started
-                return result
+            result.dry_run = dry_run_plan(valid, run.embedder, run.cfg.cache_dir, use_cache, seed)
+            return _finish(result, started)
+        if check and _stale_before_embedding(run, previous, valid, result):
+            return _finish(result, started)
         bm25_pending = pool.start_bm25(valid)
-        vectors, hits, misses = embed_records(
+        vectors, result.cache_hits, result.embedded = embed_records(
             valid,
-            pool.wrap(embedder),
-            cache_dir=cfg.cache_dir,
+            pool.wrap(run.embedder),
+            cache_dir=run.cfg.cache_dir,
             use_cache=use_cache,
             progress=report,
             seed=seed,
@@ -317,68 +278,138 @@ def pack_docs(
         bm25_hashes = bm25_pending() if bm25_pending is not None else None
     finally:
         pool.close()
-    meta: dict[str, Any] = {
+    report("index", 0, 1)
+    arrays, meta, built = encode_records(valid, vectors, _header_meta(run), bm25_hashes)
+    report("index", 1, 1)
+    if check:
+        data = _in_memory(arrays, meta, built)
+        result.output_bytes = len(data)
+        result.up_to_date = (
+            previous is not None
+            and previous.size == len(data)
+            and file_bytes(run.cfg.output) == data
+        )
+        result.stale = not result.up_to_date
+    else:
+        report("write", 0, 1)
+        result.output_bytes = _write_output(run, arrays, meta, built, chunks=len(valid))
+        report("write", 1, 1)
+    result.changes = change_report(previous, valid, result.output_bytes)
+    return _finish(result, started)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What goes into one pack: the config, the input bytes and the provider."""
+
+    cfg: Config
+    raw: list[tuple[InputFile, bytes]]
+    file_hashes: dict[str, str]
+    embedder: Embedder
+    stamp: dict[str, Any]
+    digest: str  # content hash of everything that goes in (the sidecar's inputsHash)
+
+
+def _gather(config: Config | str | Path, report: Progress) -> _Run:
+    cfg = config if isinstance(config, Config) else load_config(config)
+    raw = read_inputs(collect_inputs(cfg), report)
+    file_hashes = {item.source: xxhash.xxh3_128_hexdigest(data) for item, data in raw}
+    embedder = make_embedder(cfg)
+    stamp = embedder.stamp()
+    return _Run(cfg, raw, file_hashes, embedder, stamp, inputs_digest(cfg, stamp, file_hashes))
+
+
+def _finish(result: PackResult, started: float) -> PackResult:
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _mark_up_to_date(run: _Run, result: PackResult) -> bool:
+    """True (and ``result`` filled in) when the sidecar says the output is current and intact."""
+    output = run.cfg.output
+    side = read_sidecar(sidecar_path(output))
+    if (
+        side is None
+        or side.get("inputsHash") != run.digest
+        or not isinstance(side.get("output"), dict)
+        or not output.is_file()
+        or file_hash(output) != side["output"].get("xxh3")
+    ):
+        return False
+    result.up_to_date = True
+    result.chunks = int(side.get("chunks", 0))
+    result.output_bytes = output.stat().st_size
+    return True
+
+
+def _reusable_vectors(
+    embedder: Embedder, previous: Previous | None, *, use_cache: bool, reuse: str | Path | None
+) -> dict[bytes, Any]:
+    """Vectors that need no provider call: the previous output's, then ``reuse``'s."""
+    # --no-cache means "embed everything afresh": no disk cache, no vectors from the old output.
+    seed = dict(previous.seed) if previous is not None and use_cache else {}
+    if reuse is not None:
+        other = read_previous(Path(reuse), embedder, required=True)
+        if other is not None:
+            seed.update(other.seed)
+    return seed
+
+
+def _stale_before_embedding(
+    run: _Run, previous: Previous | None, valid: list[Record], result: PackResult
+) -> bool:
+    """``--check``: a changed chunk table or provider is stale at once, with no provider call."""
+    changes = change_report(previous, valid, None)
+    if changes.any or previous is None or previous.stamp != run.stamp:
+        result.stale = True
+        result.changes = changes
+        return True
+    return False
+
+
+def _header_meta(run: _Run) -> dict[str, Any]:
+    return {
         "packer": PACKER_VERSION,
-        "provider": stamp,
+        "provider": run.stamp,
         "chunking": {
             "chunker": CHUNKER_VERSION,
-            "maxChunkChars": cfg.max_chunk_chars,
-            "anchorStyle": cfg.anchor_style,
+            "maxChunkChars": run.cfg.max_chunk_chars,
+            "anchorStyle": run.cfg.anchor_style,
         },
-        "configHash": cfg.config_hash(),
-        "urlTemplate": cfg.url_template,
+        "configHash": run.cfg.config_hash(),
+        "urlTemplate": run.cfg.url_template,
     }
-    report("index", 0, 1)
-    arrays, meta, built = encode_records(valid, vectors, meta, bm25_hashes)
-    report("index", 1, 1)
-    result.chunks = len(valid)
-    result.cache_hits = hits
-    result.embedded = misses
 
-    if check:
-        import io
 
-        buf = io.BytesIO()
-        size = write_index(buf, arrays, meta, built_utc=built, generator=GENERATOR)
-        result.output_bytes = size
-        same = (
-            previous is not None and previous.size == size and file_bytes(output) == buf.getvalue()
-        )
-        result.up_to_date = same
-        result.stale = not same
-        result.changes = change_report(previous, valid, size)
-        result.seconds = time.perf_counter() - started
-        return result
+def _in_memory(arrays: Mapping[str, Any], meta: Mapping[str, Any], built: str) -> bytes:
+    buf = io.BytesIO()
+    write_index(buf, dict(arrays), dict(meta), built_utc=built, generator=GENERATOR)
+    return buf.getvalue()
 
-    report("write", 0, 1)
+
+def _write_output(
+    run: _Run, arrays: Mapping[str, Any], meta: Mapping[str, Any], built: str, *, chunks: int
+) -> int:
+    """Write the index, then its sidecar, each atomically; return the index size."""
     hasher = xxhash.xxh3_128()
 
     def write(fh: BinaryIO) -> None:
-        write_index(
-            cast(BinaryIO, HashingWriter(fh, hasher)),
-            arrays,
-            meta,
-            built_utc=built,
-            generator=GENERATOR,
-        )
+        out = cast(BinaryIO, HashingWriter(fh, hasher))
+        write_index(out, dict(arrays), dict(meta), built_utc=built, generator=GENERATOR)
 
-    size = atomic_write(output, write)
+    size = atomic_write(run.cfg.output, write)
     sidecar_doc = {
         "sidecar": SIDECAR_VERSION,
         "packer": PACKER_VERSION,
-        "inputsHash": digest,
-        "configHash": cfg.config_hash(),
-        "provider": stamp,
-        "chunks": len(valid),
-        "files": file_hashes,
+        "inputsHash": run.digest,
+        "configHash": run.cfg.config_hash(),
+        "provider": run.stamp,
+        "chunks": chunks,
+        "files": run.file_hashes,
         "output": {"bytes": size, "xxh3": hasher.hexdigest()},
     }
     atomic_write(
-        sidecar,
+        sidecar_path(run.cfg.output),
         lambda fh: fh.write((json.dumps(sidecar_doc, indent=1, sort_keys=True) + "\n").encode()),
     )
-    report("write", 1, 1)
-    result.output_bytes = size
-    result.changes = change_report(previous, valid, size)
-    result.seconds = time.perf_counter() - started
-    return result
+    return size

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,6 +13,9 @@ from scidx.cli.app import app
 from scidx.cli.exits import STALE_EXIT, fail
 from scidx.cli.output import PlainProgress, RichProgress, human_bytes
 from scidx.errors import ConfigError, ScidxError
+
+if TYPE_CHECKING:
+    from scidx.build.incremental import ChangeReport
 
 __all__ = ["pack_docs_command"]
 
@@ -79,12 +82,12 @@ def pack_docs_command(
         typer.echo(json.dumps(result.to_dict(), sort_keys=True))
     elif result.dry_run is not None:
         plan = result.dry_run
-        cost = plan.get("cost_usd")
+        cost = plan.cost_usd
         typer.echo(
-            f"dry run: {result.chunks} chunks, {plan['cached']} already embedded "
-            f"(cache or previous index), {plan['chunks']} would be sent"
-            + (f" in {plan['requests']} requests" if plan.get("requests") else "")
-            + (f", ~{plan['tokens']} tokens" if plan.get("tokens") is not None else "")
+            f"dry run: {result.chunks} chunks, {plan.cached} already embedded "
+            f"(cache or previous index), {plan.chunks} would be sent"
+            + (f" in {plan.requests} requests" if plan.requests else "")
+            + (f", ~{plan.tokens} tokens" if plan.tokens is not None else "")
             + (f", est. ${cost:.4f}" if isinstance(cost, (int, float)) else "")
             + "; nothing sent, nothing written"
         )
@@ -111,16 +114,11 @@ def pack_docs_command(
         raise typer.Exit(STALE_EXIT)
 
 
-def _print_changes(changes: dict[str, Any] | None, *, always: bool = False) -> None:
-    if not changes or (not changes.get("previous") and not always):
+def _print_changes(changes: ChangeReport | None, *, always: bool = False) -> None:
+    if changes is None or (not changes.previous and not always):
         return
-    added, changed, removed = (
-        changes["chunksAdded"],
-        changes["chunksChanged"],
-        changes["chunksRemoved"],
-    )
-    before = changes.get("bytesBefore")
-    after = changes.get("bytesAfter")
+    added, changed, removed = changes.chunks_added, changes.chunks_changed, changes.chunks_removed
+    before, after = changes.bytes_before, changes.bytes_after
     if after is None:  # --check decided without building the new index
         size = f"now {human_bytes(before)}" if before is not None else "no index yet"
     elif before is None:
@@ -129,7 +127,7 @@ def _print_changes(changes: dict[str, Any] | None, *, always: bool = False) -> N
         size = f"{human_bytes(before)} → {human_bytes(after)}"
     typer.echo(
         f"changes: {len(added)} chunks added, {len(changed)} changed, {len(removed)} removed; "
-        f"sources +{len(changes['sourcesAdded'])} -{len(changes['sourcesRemoved'])}; {size}"
+        f"sources +{len(changes.sources_added)} -{len(changes.sources_removed)}; {size}"
     )
     for mark, ids in (("+", added), ("~", changed), ("-", removed)):
         for chunk_id in ids[:_LIST_LIMIT]:
