@@ -1,0 +1,1 @@
+"""The build side: config, input discovery, chunking, the embedding cache and packing."""

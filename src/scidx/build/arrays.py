@@ -54,6 +54,7 @@ BM25_HEADING_WEIGHT = DEFAULT_HEADING_WEIGHT
 
 
 def canonical_json(value: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces, UTF-8 kept) for hashing and the header."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -138,6 +139,7 @@ def _heading_field(r: Record) -> list[str]:
 
 
 def record_texts(records: Sequence[Record]) -> list[str]:
+    """The text each record is embedded as: title, headings, a blank line, the body."""
     return [embedding_text(r.title, r.heading_path, r.text) for r in records]
 
 
@@ -163,5 +165,6 @@ def encode_records(
     meta: dict[str, Any],
     bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
+    """Build the arrays and header meta of an index from records and their vectors."""
     arrays, meta_part = build_index_arrays(records, vectors, bm25_hashes)
     return arrays, {**meta, **meta_part}, built_utc()

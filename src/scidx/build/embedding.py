@@ -42,6 +42,7 @@ def embed_records(
     progress: Progress,
     seed: Mapping[bytes, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, int, int]:
+    """Vectors for every record, in order: previous index, then disk cache, then the provider."""
     texts = record_texts(records)
     if hasattr(embedder, "describe_input"):
         # Lets the provider name chunks (not list positions) in its warnings.

@@ -24,6 +24,7 @@ __all__ = [
 
 
 def check_output_path(path: Path) -> None:
+    """Refuse an output path that is a folder or has no writable parent (OutputError)."""
     if path.is_dir():
         raise OutputError(
             f"output path {path} is a directory; set 'output' to a file path such as "
@@ -94,6 +95,7 @@ def remove_stale_temps(path: Path) -> None:
 
 
 def unlink_quietly(path: Path) -> None:
+    """Remove path if it exists; a failure to do so is not an error."""
     try:
         path.unlink()
     except OSError:
@@ -101,6 +103,7 @@ def unlink_quietly(path: Path) -> None:
 
 
 def fsync_dir(folder: Path) -> None:
+    """Flush a folder's entries to disk (makes a rename durable) where the platform allows."""
     # Makes the rename itself durable; not possible on every platform/file system.
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -115,6 +118,7 @@ def fsync_dir(folder: Path) -> None:
 
 
 def file_hash(path: Path) -> str | None:
+    """The xxh3-128 hex digest of a file's bytes, or None if it cannot be read."""
     try:
         h = xxhash.xxh3_128()
         with open(path, "rb") as fh:
@@ -126,6 +130,7 @@ def file_hash(path: Path) -> str | None:
 
 
 def file_bytes(path: Path) -> bytes | None:
+    """A file's bytes, or None if it cannot be read."""
     try:
         return path.read_bytes()
     except OSError:
@@ -140,11 +145,14 @@ class HashingWriter:
         self._hasher = hasher
 
     def write(self, data: bytes | memoryview) -> int:
+        """Hash data, then write it through."""
         self._hasher.update(data)
         return self._fh.write(data)
 
     def tell(self) -> int:
+        """The wrapped file's position."""
         return self._fh.tell()
 
     def flush(self) -> None:
+        """Flush the wrapped file."""
         self._fh.flush()

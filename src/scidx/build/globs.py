@@ -23,6 +23,7 @@ def compile_glob(glob: str) -> re.Pattern[str]:
 
 
 def segment_regex(segment: str) -> str:
+    """The regular expression for one path segment of a glob (no / inside)."""
     out: list[str] = []
     i, n = 0, len(segment)
     while i < n:

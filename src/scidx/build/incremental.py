@@ -44,6 +44,7 @@ SIDECAR_VERSION = 1
 
 
 def inputs_digest(config: Config, stamp: Mapping[str, Any], files: Mapping[str, str]) -> str:
+    """Content hash of everything a pack reads: config, provider stamp, input files, versions."""
     h = xxhash.xxh3_128()
     h.update(
         canonical_json(
@@ -66,6 +67,7 @@ def sidecar_path(output: Path) -> Path:
 
 
 def read_sidecar(path: Path) -> dict[str, Any] | None:
+    """The <output>.inputs sidecar as a dict, or None if missing or unreadable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

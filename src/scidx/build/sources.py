@@ -10,6 +10,7 @@ from scidx.errors import InputError
 
 
 def read_inputs(inputs: Sequence[InputFile], progress: Progress) -> list[tuple[InputFile, bytes]]:
+    """Read every selected file's bytes, reporting progress; unreadable files are InputErrors."""
     out = []
     for i, item in enumerate(inputs):
         try:
@@ -25,6 +26,7 @@ def read_inputs(inputs: Sequence[InputFile], progress: Progress) -> list[tuple[I
 
 
 def decode_source(source: str, data: bytes) -> str:
+    """Decode a Markdown file's bytes as UTF-8 (BOM dropped); InputError names the file."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -37,6 +37,7 @@ _EMBED_JOB_TEXTS = 1024
 
 
 def auto_workers() -> int:
+    """Worker processes to use: $SCIDX_WORKERS if set, else one per core."""
     raw = os.environ.get("SCIDX_WORKERS", "").strip()
     if raw:
         try:
@@ -99,6 +100,7 @@ class Pool:
 
     @classmethod
     def start(cls, workers: int | None, total_bytes: int) -> Pool:
+        """A pool of ``workers`` processes (``None``: automatic) if the corpus is big enough."""
         count = auto_workers() if workers is None else workers
         if count < 1:
             raise ConfigError(f"workers must be >= 1, got {count}")
@@ -173,6 +175,7 @@ class Pool:
         return _PoolHashingEmbedder(embedder, self)
 
     def close(self) -> None:
+        """Shut the worker processes down."""
         if self.executor is not None:
             self.executor.shutdown(wait=True, cancel_futures=True)
             self.executor = None
@@ -202,6 +205,7 @@ class _PoolHashingEmbedder(Embedder):
 def chunk_all(
     raw: Sequence[tuple[InputFile, bytes]], cfg: Config, pool: Pool, progress: Progress
 ) -> list[Record]:
+    """Chunk every input file (in the workers when there are any), in input order."""
     jobs: list[tuple[Any, ...]] = []
     batch: list[tuple[str, bytes]] = []
     size = 0

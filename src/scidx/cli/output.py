@@ -17,6 +17,7 @@ class PlainProgress:
         self._last: str | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        """Report that ``stage`` has done ``done`` of ``total`` items."""
         if stage == "cached":
             typer.echo(f"cache hits: {done}/{total}", err=True)
         elif done == total and total > 0 and stage != self._last:
@@ -24,6 +25,7 @@ class PlainProgress:
             typer.echo(f"{stage}: {done}/{total}", err=True)
 
     def close(self) -> None:
+        """Nothing to clean up."""
         return None
 
 
@@ -46,6 +48,7 @@ class RichProgress:
         self._progress.start()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        """Report that ``stage`` has done ``done`` of ``total`` items."""
         if stage not in self._tasks:
             self._tasks[stage] = self._progress.add_task(stage, total=max(total, 1))
         # Updating per file costs more than the work on a big corpus: at most ~20 per second.
@@ -56,6 +59,7 @@ class RichProgress:
         self._progress.update(self._tasks[stage], completed=done, total=max(total, 1))
 
     def close(self) -> None:
+        """Remove the progress bars."""
         self._progress.stop()
 
 

@@ -1,0 +1,1 @@
+"""Evaluation: retrieval metrics, eval gates and the BEIR benchmark runner."""

@@ -1,0 +1,1 @@
+"""The runtime: open a ``.scidx`` file and search it (numpy, msgpack and xxhash only)."""

@@ -1,0 +1,1 @@
+"""Retrieval-augmented generation on top of indexes: pipelines, traces, prompts and ``ask``."""
