@@ -76,3 +76,41 @@ def test_runtime_works_without_the_build_stack_installed(tmp_path: Path) -> None
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["a", "a", "a"]
+
+
+def test_the_error_tree_in_the_docstring_matches_the_classes() -> None:
+    import re
+
+    from scidx import errors
+
+    tree: dict[str, str] = {}
+    codes: dict[str, int] = {}
+    stack: list[tuple[int, str]] = []
+    for line in (errors.__doc__ or "").splitlines():
+        m = re.match(r"^(\s*)(?:[│ ]*[├└]── )?(\w+Error)\b(.*)$", line)
+        if not m:
+            continue
+        depth = len(line) - len(line.lstrip(" │├└─"))
+        name = m.group(2)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            tree[name] = stack[-1][1]
+        # "InputError (ConfigError)" drawn beside its parent's siblings names the real parent.
+        declared = re.match(r"\s*\((\w+Error)\)", m.group(3))
+        if declared:
+            tree[name] = declared.group(1)
+        stack.append((depth, name))
+        code = re.search(r"exit (\d)", m.group(3))
+        if code:
+            codes[name] = int(code.group(1))
+    classes = {
+        n: c for n, c in vars(errors).items() if isinstance(c, type) and issubclass(c, Exception)
+    }
+    scidx_classes = {n for n, c in classes.items() if issubclass(c, errors.ScidxError)}
+    assert set(tree) | {"ScidxError"} == scidx_classes
+    for name, parent in tree.items():
+        bases = {b.__name__ for b in classes[name].__bases__}
+        assert parent in bases, f"{name}'s parent is {parent} in the docstring, {bases} in code"
+    for name, code in codes.items():
+        assert classes[name].exit_code == code, f"{name} exits {classes[name].exit_code}"

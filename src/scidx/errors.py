@@ -14,8 +14,8 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     ├── IndexFormatError                 exit 4  an index file is not a valid .scidx
     │   ├── BadMagicError                        not a .scidx file at all
     │   ├── UnsupportedFormatVersionError        written by a newer, incompatible format
-    │   ├── CorruptIndexError                    truncated, out-of-bounds, overlapping, bad header
-    │   └── ChecksumMismatchError                an array's xxh3 checksum does not match
+    │   └── CorruptIndexError                    truncated, out-of-bounds, overlapping, bad header
+    │       └── ChecksumMismatchError            an array's xxh3 checksum does not match
     └── QueryError (also ValueError)     exit 5  a search request is invalid
         └── QueryEmbeddingError          exit 2  the query cannot be embedded (provider)
 """

@@ -451,41 +451,16 @@ class CachedEmbedder(Embedder):
                 did not answer for every text.
             EmbeddingError: Whatever ``inner`` raises.
         """
-        dims = self.dimensions
         positions_of: dict[bytes, list[int]] = {}
         for position, text in enumerate(texts):
             positions_of.setdefault(self.key(text), []).append(position)
-
-        known: dict[bytes, Vectors] = {}
-        for key in positions_of:
-            vector = self.seed.get(key)
-            if vector is not None:
-                array = np.asarray(vector, dtype=np.float32)
-                if _valid_row(array, dims):
-                    known[key] = array
-        if self.cache is not None:
-            remaining = [k for k in positions_of if k not in known]
-            rejected: list[bytes] = []
-            for key, vector in self.cache.get_many(remaining).items():
-                if _valid_row(vector, dims):
-                    known[key] = vector
-                else:
-                    rejected.append(key)
-            if rejected:
-                log.warning(
-                    "embedding cache: %d rows with the wrong size or norm ignored", len(rejected)
-                )
-                self.cache.discard(rejected)
+        known = self._known(positions_of)
         self.hits += len(known)
-
         hit_keys = list(known)
         for start in range(0, len(hit_keys), _HIT_BATCH):
-            positions: list[int] = []
-            rows: list[Vectors] = []
-            for key in hit_keys[start : start + _HIT_BATCH]:
-                for position in positions_of[key]:
-                    positions.append(position)
-                    rows.append(known[key])
+            batch = hit_keys[start : start + _HIT_BATCH]
+            positions = [p for key in batch for p in positions_of[key]]
+            rows = [known[key] for key in batch for _ in positions_of[key]]
             yield positions, np.ascontiguousarray(np.stack(rows), dtype=np.float32)
 
         miss_keys = [k for k in positions_of if k not in known]
@@ -494,34 +469,65 @@ class CachedEmbedder(Embedder):
         self.misses += len(miss_keys)
         miss_texts = [texts[positions_of[k][0]] for k in miss_keys]
         done = [False] * len(miss_keys)
-        for batch_positions, vectors in self.inner.embed_iter(miss_texts):
-            vectors = np.asarray(vectors, dtype=np.float32)
-            if vectors.shape != (len(batch_positions), dims):
-                raise ProviderError(
-                    f"{self.provider_id} model {self.model_id} returned vectors of shape "
-                    f"{vectors.shape} for {len(batch_positions)} texts; expected "
-                    f"({len(batch_positions)}, {dims})"
-                )
-            if not np.isfinite(vectors).all():
-                raise ProviderError(
-                    f"{self.provider_id} model {self.model_id} returned non-finite values "
-                    "(NaN or infinity); retry, or report the failing provider"
-                )
+        for batch_positions, raw in self.inner.embed_iter(miss_texts):
+            vectors = self._checked_batch(raw, len(batch_positions))
             for i in batch_positions:
                 done[i] = True
             if self.cache is not None:
                 self.cache.put_many(
                     (miss_keys[i], vectors[row]) for row, i in enumerate(batch_positions)
                 )
-            positions = []
-            take: list[int] = []
-            for row, i in enumerate(batch_positions):
-                for position in positions_of[miss_keys[i]]:
-                    positions.append(position)
-                    take.append(row)
-            yield positions, np.ascontiguousarray(vectors[take], dtype=np.float32)
+            # A text repeated in the input gets its vector at each of its positions.
+            pairs = [
+                (position, row)
+                for row, i in enumerate(batch_positions)
+                for position in positions_of[miss_keys[i]]
+            ]
+            take = [row for _, row in pairs]
+            yield [p for p, _ in pairs], np.ascontiguousarray(vectors[take], dtype=np.float32)
         if not all(done):
             raise ProviderError(
                 f"{self.provider_id} model {self.model_id} returned no vector for "
                 f"{done.count(False)} of {len(miss_keys)} texts"
             )
+
+    def _known(self, positions_of: Mapping[bytes, list[int]]) -> dict[bytes, Vectors]:
+        """Vectors already at hand for these keys: the seed (previous index), then the cache."""
+        dims = self.dimensions
+        known: dict[bytes, Vectors] = {}
+        for key in positions_of:
+            vector = self.seed.get(key)
+            if vector is not None:
+                array = np.asarray(vector, dtype=np.float32)
+                if _valid_row(array, dims):
+                    known[key] = array
+        if self.cache is None:
+            return known
+        remaining = [k for k in positions_of if k not in known]
+        rejected: list[bytes] = []
+        for key, vector in self.cache.get_many(remaining).items():
+            if _valid_row(vector, dims):
+                known[key] = vector
+            else:
+                rejected.append(key)
+        if rejected:
+            log.warning(
+                "embedding cache: %d rows with the wrong size or norm ignored", len(rejected)
+            )
+            self.cache.discard(rejected)
+        return known
+
+    def _checked_batch(self, raw: object, count: int) -> Vectors:
+        """The provider's batch as float32, after checking its shape and that it is finite."""
+        vectors = np.asarray(raw, dtype=np.float32)
+        if vectors.shape != (count, self.dimensions):
+            raise ProviderError(
+                f"{self.provider_id} model {self.model_id} returned vectors of shape "
+                f"{vectors.shape} for {count} texts; expected ({count}, {self.dimensions})"
+            )
+        if not np.isfinite(vectors).all():
+            raise ProviderError(
+                f"{self.provider_id} model {self.model_id} returned non-finite values "
+                "(NaN or infinity); retry, or report the failing provider"
+            )
+        return vectors

@@ -263,6 +263,21 @@ def load_fixture(path: str | Path) -> EvalFixture:
     inline = chunks is not None
     if inline and (not isinstance(chunks, list) or not chunks):
         raise ConfigError(_where(path, "`chunks` must be a non-empty list"))
+    queries = _fixture_queries(path, raw_queries, "relevantChunkIds" if inline else "relevant")
+    modes = _fixture_modes(path, doc)
+    index_path: Path | None = None
+    if not inline:
+        index = doc.get("index")
+        if index is not None and (not isinstance(index, str) or not index):
+            raise ConfigError(_where(path, "`index` must be a path string"))
+        if index:
+            index_path = (path.parent / index).resolve()
+    inline_chunks = list(chunks) if isinstance(chunks, list) else None
+    return EvalFixture(path, queries, index_path, inline_chunks, modes)
+
+
+def _fixture_queries(path: Path, raw_queries: list[Any], key: str) -> list[EvalQuery]:
+    """The fixture's queries, each checked (unique non-empty id, non-empty text, judgements)."""
     queries: list[EvalQuery] = []
     seen: set[str] = set()
     for position, item in enumerate(raw_queries):
@@ -276,29 +291,18 @@ def load_fixture(path: str | Path) -> EvalFixture:
         seen.add(qid)
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(_where(path, f"query {qid!r} needs a non-empty string `query`"))
-        key = "relevantChunkIds" if inline else "relevant"
         queries.append(EvalQuery(qid, text, _relevant(path, position, item, key)))
-    modes: tuple[str, ...] = MODES
-    if "modes" in doc:
-        raw_modes = doc["modes"]
-        if (
-            not isinstance(raw_modes, list)
-            or not raw_modes
-            or not all(m in MODES for m in raw_modes)
-        ):
-            raise ConfigError(
-                _where(path, f"`modes` must be a non-empty list of {', '.join(MODES)}")
-            )
-        modes = tuple(raw_modes)
-    index_path: Path | None = None
-    if not inline:
-        index = doc.get("index")
-        if index is not None and (not isinstance(index, str) or not index):
-            raise ConfigError(_where(path, "`index` must be a path string"))
-        if index:
-            index_path = (path.parent / index).resolve()
-    inline_chunks = list(chunks) if isinstance(chunks, list) else None
-    return EvalFixture(path, queries, index_path, inline_chunks, modes)
+    return queries
+
+
+def _fixture_modes(path: Path, doc: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fixture's ``modes`` (default: every mode)."""
+    if "modes" not in doc:
+        return MODES
+    raw = doc["modes"]
+    if not isinstance(raw, list) or not raw or not all(m in MODES for m in raw):
+        raise ConfigError(_where(path, f"`modes` must be a non-empty list of {', '.join(MODES)}"))
+    return tuple(raw)
 
 
 def _records(fixture: EvalFixture) -> list[dict[str, Any]]:
