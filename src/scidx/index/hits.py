@@ -1,4 +1,8 @@
-"""Search results: the :class:`Hit` type and its snippet (the best-matching passage)."""
+"""Search results: the :class:`Hit` type, its snippet (the best-matching passage) and rendering.
+
+:class:`HitRenderer` turns ranked chunk rows into :class:`Hit` objects, reading the string
+tables of the :class:`~scidx.index.corpus.Corpus`; the snippet is computed on first access.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,18 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "make_snippet"]
+from scidx.errors import CorruptIndexError
+from scidx.index.urls import render_url
+
+if TYPE_CHECKING:
+    from scidx.index.corpus import Corpus
+
+__all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "HitRenderer", "make_snippet"]
 _WORD_TAIL = re.compile(r"\w*")
 
+#: The default length of :attr:`Hit.snippet` (the passage a search box shows), in characters.
 DEFAULT_SNIPPET_CHARS = 240
 
 
@@ -36,9 +47,9 @@ class Hit:
     score: float
     source: str
     anchor: str
-    heading_path: list[str]
-    title: str
-    text: str
+    heading_path: list[str] = field(default_factory=list)
+    title: str = ""
+    text: str = ""
     url: str | None = None
     query_terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     snippet_chars: int = field(default=DEFAULT_SNIPPET_CHARS, repr=False, compare=False)
@@ -47,6 +58,21 @@ class Hit:
     def snippet(self) -> str:
         """The best-matching passage of :attr:`text` for the query terms."""
         return make_snippet(self.text, self.query_terms, self.snippet_chars)
+
+    @property
+    def link(self) -> str:
+        """The URL when the index has a URL template, else ``source#anchor`` (or ``source``)."""
+        if self.url:
+            return self.url
+        return f"{self.source}#{self.anchor}" if self.anchor else self.source
+
+    @property
+    def heading(self) -> str:
+        """The heading path joined with " > " (the title when the chunk has no heading)."""
+        parts = list(self.heading_path)
+        if self.title and (not parts or parts[0] != self.title):
+            parts.insert(0, self.title)
+        return " > ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the hit as JSON-ready data with camelCase keys (``headingPath``)."""
@@ -172,3 +198,49 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_C
     end = min(len(raw), start + budget)
     start = max(0, end - budget)
     return _cut_to_words(raw, start, end)
+
+
+class HitRenderer:
+    """Builds :class:`Hit` objects for chunk rows of one corpus.
+
+    Args:
+        corpus: The index's arrays.
+    """
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+
+    def hit(self, row: int, score: float, terms: Sequence[str], snippet_chars: int) -> Hit:
+        """Build the :class:`Hit` for chunk ``row``.
+
+        Raises:
+            CorruptIndexError: ``row`` or its source row is out of range.
+        """
+        c = self.corpus
+        if not 0 <= row < c.n:
+            raise CorruptIndexError(
+                f"{c.source}: a posting points at chunk {row}, but the index has {c.n}. The "
+                "file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
+            )
+        s = c.source_of(row)
+        source = c.source_path[s]
+        anchor = c.chunk_anchor[row]
+        heading = c.chunk_heading[row]
+        return Hit(
+            id=c.chunk_id[row],
+            score=float(score),
+            source=source,
+            anchor=anchor,
+            heading_path=heading.split("\x1f") if heading else [],
+            title=c.source_title[s],
+            text=c.chunk_text[row],
+            url=render_url(c.url_template, source, anchor),
+            query_terms=tuple(terms),
+            snippet_chars=snippet_chars,
+        )
+
+    def hits(
+        self, rows: Sequence[int], scores: Sequence[float], terms: Sequence[str], snippet_chars: int
+    ) -> list[Hit]:
+        """Build the hits for ranked ``rows`` with their ``scores``."""
+        return [self.hit(r, s, terms, snippet_chars) for r, s in zip(rows, scores, strict=True)]

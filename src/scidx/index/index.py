@@ -31,6 +31,7 @@ import numpy as np
 
 from scidx.errors import CorruptIndexError, QueryError, UnsupportedFormatVersionError
 from scidx.index.bm25 import BM25Arrays
+from scidx.index.corpus import Corpus
 from scidx.index.format import (
     REBUILD_HINT,
     Header,
@@ -41,7 +42,8 @@ from scidx.index.format import (
     verify_checksums,
 )
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
-from scidx.index.search import DEFAULT_ALPHA, Corpus, Searcher
+from scidx.index.params import DEFAULT_ALPHA, SearchParams
+from scidx.index.search import Searcher
 from scidx.index.urls import parse_url_template
 from scidx.tokenize import TOKENIZER_VERSION
 
@@ -81,54 +83,6 @@ def _meta_map(header: Header, key: str) -> Mapping[str, Any]:
     return value
 
 
-class _Strings:
-    """A string table reader tuned for the search hot path (same checks as StringTable).
-
-    Offsets are read through a native memoryview (Python ints without numpy scalars) and text is
-    decoded straight from a memoryview of the data, about 10x faster per access than going
-    through numpy; the first/last-offset checks were done by :class:`StringTable` at open.
-    """
-
-    __slots__ = ("_data", "_len", "_nbytes", "_offsets", "_table")
-
-    def __init__(self, table: StringTable, offsets: np.ndarray, data: np.ndarray) -> None:
-        self._table = table
-        self._len = len(table)
-        self._nbytes = int(data.shape[0])
-        off = offsets.data
-        # Native 8-byte unsigned ints index to Python ints; any other export (a big-endian
-        # host) falls back to the numpy-based StringTable.
-        self._offsets: memoryview | None = (
-            off if off.format in ("L", "Q") and off.itemsize == 8 else None
-        )
-        self._data = data.data
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __getitem__(self, i: int) -> str:
-        off = self._offsets
-        if off is None or not 0 <= i < self._len:
-            return self._table[i]
-        start, end = off[i], off[i + 1]
-        if not start <= end <= self._nbytes:
-            return self._table[i]  # raises the table's CorruptIndexError
-        try:
-            return str(self._data[start:end], "utf-8")
-        except UnicodeDecodeError:
-            return self._table[i]  # raises the table's CorruptIndexError
-
-    def validate_all(self) -> None:
-        self._table.validate_all()
-
-
-def _strings(buf: Any, header: Header, name: str) -> _Strings:
-    table = read_string_table(buf, header, name)
-    offsets = array_view(buf, header, f"{name}.offsets", dtype="<u8", ndim=1)
-    data = array_view(buf, header, f"{name}.data", dtype="<u1", ndim=1)
-    return _Strings(table, offsets, data)
-
-
 def _build_corpus(buf: Any, header: Header) -> Corpus:
     """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
     src = header.source
@@ -162,7 +116,7 @@ def _build_corpus(buf: Any, header: Header) -> Corpus:
         _expect_shape(header, f"{name}.offsets", (n + 1,))
     for name in _SOURCE_TABLES:
         _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
-    tables = {name: _strings(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
+    tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
     if n and not n_sources:
         raise _corrupt(src, f"the index has {n} chunks but no sources")
 
@@ -223,7 +177,7 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
         corpus.source_title,
         corpus.source_meta,
     ):
-        assert isinstance(table, _Strings)
+        assert isinstance(table, StringTable)
         table.validate_all()
     n, s = corpus.n, len(corpus.source_path)
     if n and int(corpus.chunk_source.max()) >= s:
@@ -387,8 +341,7 @@ class Index:
             >>> hits[0].to_dict()["headingPath"]  # doctest: +SKIP
             ['Tutorial', 'CORS']
         """
-        return self._live().run(
-            query,
+        params = SearchParams(
             k=k,
             mode=mode,
             alpha=alpha,
@@ -398,8 +351,26 @@ class Index:
             metadata=metadata,
             snippet_chars=snippet_chars,
             query_vector=query_vector,
-            on_stage=on_stage,
         )
+        return self._live().search(query, params, on_stage)
+
+    def search_with(
+        self,
+        query: str,
+        params: SearchParams,
+        *,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> list[Hit]:
+        """:meth:`search` with a prepared :class:`~scidx.index.params.SearchParams`.
+
+        The parameters were validated when the object was made, so a caller repeating the
+        same settings (a retriever, a server) builds them once.
+
+        Raises:
+            QueryError: A bad query or query vector, or the index is closed.
+            QueryEmbeddingError: As for :meth:`search`.
+        """
+        return self._live().search(query, params, on_stage)
 
     def rank(
         self,
@@ -423,8 +394,7 @@ class Index:
             >>> idx.rank("configure CORS", k=3, mode="keyword")  # doctest: +SKIP
             [('tutorial/cors.md:cors:0', 7.31), ...]
         """
-        return self._live().rank(
-            query,
+        params = SearchParams(
             k=k,
             mode=mode,
             alpha=alpha,
@@ -434,6 +404,7 @@ class Index:
             metadata=metadata,
             query_vector=query_vector,
         )
+        return self._live().rank(query, params)
 
     def retrieve(self, request: RetrievalRequest) -> list[Match]:
         """Answer a :class:`~scidx.index.retrieval.RetrievalRequest`: ``Index`` is a ``Retriever``.
@@ -478,11 +449,9 @@ class Index:
         """
         if vector is None:
             raise QueryError("search_vector needs a vector")
-        return self._live().run(
-            query,
+        params = SearchParams(
             k=k,
             mode="vector",
-            alpha=DEFAULT_ALPHA,
             min_score=min_score,
             source=source,
             heading=heading,
@@ -490,6 +459,7 @@ class Index:
             snippet_chars=snippet_chars,
             query_vector=vector,
         )
+        return self._live().search(query, params)
 
     def embed_query(self, query: str) -> np.ndarray:
         """Embed ``query`` with the index's provider (as vector search would).
@@ -497,7 +467,7 @@ class Index:
         Raises:
             QueryEmbeddingError: As for :meth:`search`.
         """
-        return self._live().embed_query(query)
+        return self._live().encoder.embed(query)
 
     # -- chunk access ---------------------------------------------------------------------------
 
@@ -513,8 +483,7 @@ class Index:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(f"chunk index {i} is out of range for {self._n} chunks")
-        hit = searcher.hit(i, 0.0, [], snippet_chars)
-        return hit
+        return searcher.renderer.hit(i, 0.0, [], snippet_chars)
 
     def get(self, chunk_id: str) -> Hit | None:
         """Return the chunk with id ``chunk_id``, or ``None``.

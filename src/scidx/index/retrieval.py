@@ -8,14 +8,14 @@ These live in the runtime, beside :class:`~scidx.index.index.Index`, so that an 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from scidx.errors import QueryError
 from scidx.index.hits import Hit
-from scidx.index.search import MODES
+from scidx.index.params import SearchParams
 
 if TYPE_CHECKING:
     from scidx.index.index import Index
@@ -68,13 +68,15 @@ Progress = Callable[[StageEvent], None]
 
 
 @dataclass(frozen=True)
-class RetrievalRequest:
-    """What to retrieve.
+class RetrievalRequest(SearchParams):
+    """What to retrieve: the question plus the :class:`~scidx.index.params.SearchParams`.
+
+    Validated when it is made (:class:`~scidx.errors.QueryError`), like every ``SearchParams``.
 
     Attributes:
         query: The user's question; embedded for the vector leg, searched by the keyword leg
             unless ``text_query`` is set.
-        k: The most matches to return (> 0).
+        k: The most matches to return (> 0; default 5).
         mode: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
         text_query: Lexical override: the keyword leg searches this text instead of
             ``query`` (e.g. extracted keywords). ``""`` skips the keyword leg altogether, so
@@ -85,24 +87,26 @@ class RetrievalRequest:
         heading: Keep chunks whose title or heading path contains this text.
         metadata: Keep chunks whose front matter has all these ``field: value`` pairs.
         on_progress: Called with a :class:`StageEvent` as each stage finishes.
+
+    ``alpha``, ``snippet_chars`` and ``query_vector`` are inherited from ``SearchParams``; an
+    :class:`IndexRetriever` made with its own ``alpha`` or ``snippet_chars`` uses those instead.
     """
 
     query: str
-    k: int = 5
-    mode: str = "hybrid"
-    text_query: str | None = None
-    min_score: float | None = None
-    source: str | None = None
-    heading: str | None = None
-    metadata: Mapping[str, Any] | None = None
-    on_progress: Progress | None = field(default=None, compare=False, repr=False)
+    k: int = field(default=5, kw_only=True)
+    text_query: str | None = field(default=None, kw_only=True)
+    on_progress: Progress | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+    def __post_init__(self) -> None:
+        """Validate the request (see :meth:`validate`)."""
+        self.validate()
 
     def validate(self) -> None:
         """Check the request's fields.
 
         Raises:
-            QueryError: ``query`` is not a string, ``k`` is not a positive integer, or the
-                mode is unknown.
+            QueryError: ``query`` is not a string, ``k`` is not a positive integer, the mode is
+                unknown, or another search parameter is invalid.
         """
         if not isinstance(self.query, str):
             raise QueryError(f"the query must be a str, got {type(self.query).__name__}")
@@ -110,10 +114,7 @@ class RetrievalRequest:
             raise QueryError(
                 f"text_query must be a str or None, got {type(self.text_query).__name__}"
             )
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k <= 0:
-            raise QueryError(f"k must be a positive integer, got {self.k!r}")
-        if self.mode not in MODES:
-            raise QueryError(f"unknown search mode {self.mode!r}; use one of {', '.join(MODES)}")
+        self._check()
 
     def report(self, event: StageEvent) -> None:
         """Send ``event`` to the progress callback, if any."""
@@ -122,83 +123,39 @@ class RetrievalRequest:
 
 
 @dataclass(frozen=True)
-class Match:
-    """One retrieved chunk.
+class Match(Hit):
+    """One retrieved chunk: a :class:`~scidx.index.hits.Hit` plus where it came from.
+
+    ``score`` is the score the list is ordered by: the index's own score for a single index,
+    the fused score after ``interleaved`` reciprocal-rank fusion.
 
     Attributes:
-        id: The chunk id.
-        score: The score the list is ordered by: the index's own score for a single index,
-            the fused score after ``interleaved`` reciprocal-rank fusion.
-        source: Source path of the chunk.
-        anchor: Heading anchor ("" for text before the first heading).
-        heading_path: Ancestor headings, outermost first.
-        title: Document title.
-        text: The full chunk body (Markdown).
-        snippet: The best-matching passage.
-        url: The link made from the index's URL template, if it has one.
         retriever: Name of the retriever (index) the match came from.
         raw_score: The retriever's own score when ``score`` is a fused one, else ``None``.
     """
 
-    id: str
-    score: float
-    source: str
-    anchor: str
-    heading_path: tuple[str, ...] = ()
-    title: str = ""
-    text: str = ""
-    snippet: str = ""
-    url: str | None = None
     retriever: str = ""
     raw_score: float | None = None
 
     @classmethod
     def from_hit(cls, hit: Hit, retriever: str = "") -> Match:
-        """Convert a search :class:`~scidx.search.Hit`."""
-        return cls(
-            id=hit.id,
-            score=hit.score,
-            source=hit.source,
-            anchor=hit.anchor,
-            heading_path=tuple(hit.heading_path),
-            title=hit.title,
-            text=hit.text,
-            snippet=hit.snippet,
-            url=hit.url,
-            retriever=retriever,
-        )
-
-    @property
-    def link(self) -> str:
-        """The URL when the index has a URL template, else ``source#anchor`` (or ``source``)."""
-        if self.url:
-            return self.url
-        return f"{self.source}#{self.anchor}" if self.anchor else self.source
-
-    @property
-    def heading(self) -> str:
-        """The heading path joined with " > " (the title when the chunk has no heading)."""
-        parts = list(self.heading_path)
-        if self.title and (not parts or parts[0] != self.title):
-            parts.insert(0, self.title)
-        return " > ".join(parts)
+        """Wrap a search :class:`~scidx.index.hits.Hit` (its snippet, if computed, is kept)."""
+        fields = {f.name: getattr(hit, f.name) for f in _HIT_FIELDS}
+        match = cls(**fields, retriever=retriever)
+        if "snippet" in hit.__dict__:
+            match.__dict__["snippet"] = hit.__dict__["snippet"]
+        return match
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data with camelCase keys."""
-        return {
-            "id": self.id,
-            "score": self.score,
-            "source": self.source,
-            "anchor": self.anchor,
-            "headingPath": list(self.heading_path),
-            "title": self.title,
-            "text": self.text,
-            "snippet": self.snippet,
-            "url": self.url,
-            "link": self.link,
-            "retriever": self.retriever,
-            "rawScore": self.raw_score,
-        }
+        """JSON-ready data: :meth:`Hit.to_dict` plus ``link``, ``retriever`` and ``rawScore``."""
+        data = super().to_dict()
+        data["link"] = self.link
+        data["retriever"] = self.retriever
+        data["rawScore"] = self.raw_score
+        return data
+
+
+_HIT_FIELDS = tuple(f for f in fields(Hit) if f.init)
 
 
 @runtime_checkable
@@ -240,14 +197,15 @@ class StageClock:
 
 
 class IndexRetriever:
-    """Adapts a loaded :class:`~scidx.load.Index` to the :class:`Retriever` protocol.
+    """Adapts a loaded :class:`~scidx.index.index.Index` to the :class:`Retriever` protocol.
 
     Args:
         index: The open index.
         name: A name for matches and traces (default: the index's file name).
         alpha: Hybrid weight of the vector leg (see :mod:`scidx.index.search`); ``None`` uses the
-            index's default.
-        snippet_chars: Length of each match's ``snippet``.
+            request's (by default the index's default).
+        snippet_chars: Length of each match's ``snippet``; ``None`` uses the request's (240 by
+            default).
 
     Example:
         >>> retriever = IndexRetriever(scidx.load("docs.scidx"))  # doctest: +SKIP
@@ -260,7 +218,7 @@ class IndexRetriever:
         *,
         name: str | None = None,
         alpha: float | None = None,
-        snippet_chars: int = 240,
+        snippet_chars: int | None = None,
     ) -> None:
         self.index = index
         self.name = name if name is not None else Path(index.source).name
@@ -269,6 +227,16 @@ class IndexRetriever:
 
     def __repr__(self) -> str:
         return f"IndexRetriever({self.name!r})"
+
+    def _params(self, request: RetrievalRequest, **changes: Any) -> SearchParams:
+        """The request's search parameters, without ``min_score`` (applied after the trace)."""
+        if self.alpha is not None:
+            changes["alpha"] = self.alpha
+        if self.snippet_chars is not None:
+            changes["snippet_chars"] = self.snippet_chars
+        values = {f.name: getattr(request, f.name) for f in _PARAM_FIELDS}
+        values.update(changes, min_score=None)
+        return SearchParams(**values)
 
     def retrieve(self, request: RetrievalRequest) -> list[Match]:
         """Search the index; see :class:`RetrievalRequest` for ``text_query`` semantics.
@@ -289,26 +257,21 @@ class IndexRetriever:
                 return []
             mode = "vector"
         clock = StageClock()
-        options: dict[str, Any] = {
-            "k": request.k,
-            "source": request.source,
-            "heading": request.heading,
-            "metadata": request.metadata,
-            "snippet_chars": self.snippet_chars,
-            "on_stage": clock.start,
-        }
-        if self.alpha is not None:
-            options["alpha"] = self.alpha
-        if mode == "hybrid" and lexical != request.query:
-            # The two legs get different texts: embed the question ourselves and let the
-            # index's own fusion combine it with a keyword search of the override.
-            clock.start(STAGE_EMBEDDING)
-            vector = self.index.embed_query(request.query)
-            hits = self.index.search(lexical, mode="hybrid", query_vector=vector, **options)
-        elif mode == "keyword":
-            hits = self.index.search(lexical, mode="keyword", **options)
+        if mode == "keyword":
+            hits = self.index.search_with(lexical, self._params(request), on_stage=clock.start)
+        elif mode == "hybrid" and lexical != request.query:
+            # The two legs get different texts: embed the question ourselves (unless the
+            # caller did) and let the index's own fusion combine it with a keyword search of
+            # the override.
+            changes: dict[str, Any] = {}
+            if request.query_vector is None:
+                clock.start(STAGE_EMBEDDING)
+                changes["query_vector"] = self.index.embed_query(request.query)
+            params = self._params(request, **changes)
+            hits = self.index.search_with(lexical, params, on_stage=clock.start)
         else:
-            hits = self.index.search(request.query, mode=mode, **options)
+            params = self._params(request, mode=mode)
+            hits = self.index.search_with(request.query, params, on_stage=clock.start)
         durations = clock.stop()
         candidates = len(hits)
         for stage in (STAGE_EMBEDDING, STAGE_RETRIEVAL, STAGE_FUSION):
@@ -318,3 +281,6 @@ class IndexRetriever:
         if request.min_score is not None:
             hits = [h for h in hits if h.score >= request.min_score]
         return [Match.from_hit(h, self.name) for h in hits]
+
+
+_PARAM_FIELDS = tuple(f for f in fields(SearchParams) if f.init)

@@ -56,8 +56,8 @@ from scidx.index.retrieval import (
 )
 
 __all__ = [
+    "DEFAULT_BLOCK_CHARS",
     "DEFAULT_CONTEXT_CHARS",
-    "DEFAULT_SNIPPET_CHARS",
     "DEFAULT_TEMPLATE",
     "GROUNDING",
     "GROUNDING_MODES",
@@ -91,7 +91,10 @@ __all__ = [
 #: The reciprocal-rank-fusion constant (Cormack et al. 2009); 60 is the usual choice.
 RRF_K = 60
 
-DEFAULT_SNIPPET_CHARS = 1200
+#: The most characters of one context block's body (``PromptOptions.snippet_chars``). Not
+#: the hit snippet (``scidx.index.hits.DEFAULT_SNIPPET_CHARS``, 240): a block is cut from the
+#: whole chunk body.
+DEFAULT_BLOCK_CHARS = 1200
 DEFAULT_CONTEXT_CHARS = 6000
 
 GROUNDING_MODES = ("strict", "preferred", "permissive")
@@ -450,7 +453,7 @@ class PromptOptions:
 
     template: str = DEFAULT_TEMPLATE
     grounding: str = "strict"
-    snippet_chars: int = DEFAULT_SNIPPET_CHARS
+    snippet_chars: int = DEFAULT_BLOCK_CHARS
     context_chars: int = DEFAULT_CONTEXT_CHARS
     min_block_chars: int = 200
 
@@ -539,7 +542,7 @@ def _block_header(number: int, match: Match) -> str:
 def build_context(
     matches: Iterable[Match],
     *,
-    snippet_chars: int = DEFAULT_SNIPPET_CHARS,
+    snippet_chars: int = DEFAULT_BLOCK_CHARS,
     context_chars: int = DEFAULT_CONTEXT_CHARS,
     min_block_chars: int = 200,
 ) -> list[ContextBlock]:

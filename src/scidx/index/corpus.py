@@ -1,0 +1,73 @@
+"""The arrays of one open index as the query side reads them (built by ``scidx.load``).
+
+Runtime module: numpy and the stdlib only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from scidx.errors import CorruptIndexError
+from scidx.index.bm25 import BM25Arrays
+
+__all__ = ["Corpus", "StringLookup"]
+
+_REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
+
+
+class StringLookup(Protocol):
+    """What the query side needs from a string table: length and lazy item access."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Lazy views of one index's arrays (string tables, chunk → source map, vectors, BM25).
+
+    Which arrays a query touches: a keyword query reads ``bm25.term_hash`` (binary search),
+    the ``bm25.term_ptr`` entries and ``bm25.post_doc``/``bm25.post_weight`` runs of its terms,
+    then, per returned hit, one entry of ``chunk.source`` and the rows of the ``chunk.*`` and
+    ``source.*`` string tables. ``vectors`` is only read by vector and hybrid queries, so a
+    keyword-only process never faults its pages in.
+    """
+
+    source: str
+    n: int
+    chunk_id: StringLookup
+    chunk_text: StringLookup
+    chunk_heading: StringLookup
+    chunk_anchor: StringLookup
+    chunk_source: npt.NDArray[np.uint32]
+    source_path: StringLookup
+    source_title: StringLookup
+    source_meta: StringLookup
+    vectors: npt.NDArray[np.float32]
+    bm25: BM25Arrays
+    stamp: Mapping[str, Any]
+    url_template: str | None = None
+
+    def source_of(self, row: int) -> int:
+        """The source row of chunk ``row``, bounds-checked against the source tables.
+
+        Raises:
+            CorruptIndexError: ``chunk.source`` points past the sources.
+        """
+        s = int(self.chunk_source[row])
+        if s >= len(self.source_title):
+            raise CorruptIndexError(
+                f"{self.source}: chunk {row} points at source {s}, past the "
+                f"{len(self.source_title)} sources. {_REBUILD}"
+            )
+        return s
+
+    def title(self, row: int) -> str:
+        """The document title of chunk ``row``."""
+        return self.source_title[self.source_of(row)]

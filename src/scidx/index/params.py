@@ -1,0 +1,92 @@
+"""The search parameters: one validated object shared by ``Index``, the searcher and retrievers.
+
+:class:`SearchParams` is checked once, when it is made; everything below it (the searcher's
+ranking, the filters, hit rendering) trusts it. ``Index.search``/``Index.rank`` build one from
+their keyword arguments, :class:`~scidx.index.retrieval.RetrievalRequest` *is* one (plus the
+question and a progress callback), and ``Index.search_batch`` validates one for a whole batch.
+
+Runtime module: numpy and the stdlib only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scidx.errors import QueryError
+from scidx.index.filters import Filters
+from scidx.index.hits import DEFAULT_SNIPPET_CHARS
+
+__all__ = ["DEFAULT_ALPHA", "MODES", "SearchParams"]
+
+MODES = ("hybrid", "keyword", "vector")
+DEFAULT_ALPHA = 0.3
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchParams:
+    """How to search: result count, mode, fusion weight, cut-off, filters, snippet length.
+
+    Every field is validated when the object is made, so a bad value raises
+    :class:`~scidx.errors.QueryError` before any work is done, at whichever entry point.
+
+    Attributes:
+        k: Maximum number of hits (> 0).
+        mode: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
+        alpha: Hybrid weight of the vector leg in [0, 1] (see :mod:`scidx.index.search`).
+        min_score: Drop hits scoring below this (the mode's score scale); ``None``: no cut.
+        source: Keep chunks whose source path matches this glob or, without glob characters,
+            starts with this prefix.
+        heading: Keep chunks whose title or heading path contains this text (case-folded).
+        metadata: Keep chunks whose front matter has all these ``field: value`` pairs.
+        snippet_chars: Maximum snippet length of each hit (> 0).
+        query_vector: A precomputed query embedding (checked against the index's dimensions
+            when it is used), or ``None`` to embed the query text.
+    """
+
+    k: int = 10
+    mode: str = "hybrid"
+    alpha: float = DEFAULT_ALPHA
+    min_score: float | None = None
+    source: str | None = None
+    heading: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    snippet_chars: int = DEFAULT_SNIPPET_CHARS
+    query_vector: Any | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Validate every field once.
+
+        Raises:
+            QueryError: An unknown mode, a bad ``k``/``alpha``/``min_score``/``snippet_chars``,
+                or a malformed filter.
+        """
+        self._check()
+
+    def _check(self) -> None:
+        mode, k, alpha, min_score = self.mode, self.k, self.alpha, self.min_score
+        if mode not in MODES:
+            raise QueryError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
+            raise QueryError(f"k must be a positive integer, got {k!r}")
+        if not isinstance(alpha, (int, float)) or not 0.0 <= float(alpha) <= 1.0:
+            raise QueryError(f"alpha must be a number in [0, 1], got {alpha!r}")
+        if min_score is not None and (
+            not isinstance(min_score, (int, float)) or math.isnan(float(min_score))
+        ):
+            raise QueryError(f"min_score must be a number, got {min_score!r}")
+        chars = self.snippet_chars
+        if isinstance(chars, bool) or not isinstance(chars, int) or chars <= 0:
+            raise QueryError(f"snippet_chars must be a positive integer, got {chars!r}")
+        # Normalised once here: the searcher reads these on every query.
+        object.__setattr__(self, "_filters", Filters.make(self.source, self.heading, self.metadata))
+
+    @property
+    def filters(self) -> Filters:
+        """The validated filters (source, heading, metadata) as one value."""
+        filters: Filters = self.__dict__["_filters"]
+        return filters
