@@ -9,7 +9,8 @@ import typer
 # Importing a command module registers its commands on the app.
 import scidx.cli.pack
 import scidx.cli.pipeline
-import scidx.cli.search  # noqa: F401
+import scidx.cli.search
+import scidx.cli.serve  # noqa: F401
 from scidx.cli.app import app
 from scidx.cli.exits import USAGE_EXIT
 

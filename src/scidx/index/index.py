@@ -499,6 +499,19 @@ class Index:
             row = self._ids.get(chunk_id)
         return None if row is None else self.chunk(row)
 
+    def source_metadata(self) -> dict[str, dict[str, Any]]:
+        """Each page's front matter by source path (what the ``metadata=`` filter compares).
+
+        Reads the whole ``source.meta`` table, one small JSON map per page; callers that ask
+        often should keep the result.
+
+        Raises:
+            CorruptIndexError: A row is not a JSON map.
+        """
+        searcher = self._live()
+        paths = searcher.corpus.source_path
+        return {paths[i]: searcher._source_meta(i) for i in range(len(paths))}
+
     # -- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:

@@ -1,0 +1,203 @@
+"""``toolup-rag serve``: the search page, JSON API and OpenAI vector-store API over indexes."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from scidx.cli.app import app
+from scidx.cli.exits import fail
+from scidx.errors import ConfigError, ScidxError
+
+__all__ = ["serve_command"]
+
+_NAMED = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,63})=(.+)")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the listening socket here, so the printed URL has the real port (``--port 0``)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host!r}: cannot resolve it ({exc.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(512)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another --port "
+            "(0 picks a free one)"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+@app.command("serve")
+def serve_command(
+    indexes: Annotated[
+        list[str],
+        typer.Argument(
+            help="The .scidx files to serve; NAME=PATH sets the vector-store id (default: the "
+            "file name without .scidx).",
+            metavar="INDEX...",
+        ),
+    ],
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (loopback unless you say so).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port; 0 picks a free one.")] = 8000,
+    mode: Annotated[
+        str, typer.Option("--mode", help="Default search mode: hybrid, keyword or vector.")
+    ] = "hybrid",
+    token_env: Annotated[
+        str,
+        typer.Option(
+            "--token-env",
+            help="Environment variable holding the bearer token; unset or empty: no auth.",
+        ),
+    ] = "SCIDX_SERVE_TOKEN",
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option("--cors-origin", help="Origin allowed to call the API (repeatable; '*' any)."),
+    ] = None,
+    max_k: Annotated[int, typer.Option("--max-k", help="Most hits per request.")] = 50,
+    max_body: Annotated[int, typer.Option("--max-body", help="Largest request body in bytes.")] = 64
+    * 1024,
+    reload_interval: Annotated[
+        float,
+        typer.Option(
+            "--reload-interval", help="Seconds between checks for replaced index files; 0: off."
+        ),
+    ] = 1.0,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify/--no-verify", help="Check every checksum when (re)loading."),
+    ] = True,
+    title: Annotated[str, typer.Option("--title", help="The search page's heading.")] = "Search",
+    access_log: Annotated[
+        bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
+    ] = False,
+) -> None:
+    """Serve indexes over HTTP: a search page, GET /search and OpenAI's vector-store API."""
+    try:
+        import uvicorn
+
+        from scidx.web import IndexSet, WebSettings, create_app
+    except ImportError as exc:
+        fail(
+            ConfigError(
+                f"toolup-rag serve needs the serve extra ({exc.name} is missing): "
+                "pip install 'scidx[serve]'"
+            )
+        )
+    pairs: list[tuple[str, Path]] = []
+    for item in indexes:
+        named = _NAMED.fullmatch(item)
+        if named and not Path(item).exists():
+            pairs.append((named.group(1), Path(named.group(2))))
+        else:
+            from scidx.web.store import store_name
+
+            pairs.append((store_name(item), Path(item)))
+    settings = WebSettings(
+        max_k=max_k,
+        default_k=min(10, max_k) if max_k >= 1 else 10,
+        default_mode=mode,
+        max_body_bytes=max_body,
+        token_env=token_env or None,
+        cors_origins=tuple(cors_origin or ()),
+        reload_interval=reload_interval,
+        verify=verify,
+    )
+    store = None
+    try:
+        settings.validate()
+        store = IndexSet(list(pairs), verify=verify)
+        web_app = create_app(store, settings, title=title)
+        sock = _listen(host, port)
+    except ScidxError as exc:
+        if store is not None:
+            store.close()
+        fail(exc)
+    except OSError as exc:
+        if store is not None:
+            store.close()
+        name = getattr(exc, "filename", None) or "an index"
+        fail(ConfigError(f"cannot read {name}: {exc.strerror or exc}; check the index path"))
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+    web_logger = logging.getLogger("scidx.web")
+    web_logger.addHandler(handler)
+    web_logger.setLevel(logging.INFO)
+
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    names = ", ".join(f"{e.name} ({len(e.index)} chunks)" for e in store)
+    typer.echo(f"serving {names} on http://{shown}:{bound_port}/")
+    sys.stdout.flush()
+    if not _is_loopback(host):
+        auth = (
+            "with a bearer token"
+            if settings.token_env and _token_set(token_env)
+            else "WITHOUT auth"
+        )
+        typer.echo(f"warning: listening on {host}, reachable from other machines, {auth}", err=True)
+    config = uvicorn.Config(
+        web_app,
+        log_level="info",
+        access_log=access_log,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        server_header=False,
+    )
+    server = uvicorn.Server(config)
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again for the
+    # previous handler; these handlers turn that into a normal exit 0 instead of a crash (130).
+    previous = signal.signal(signal.SIGTERM, _stopped)
+    try:
+        server.run(sockets=[sock])
+    except (KeyboardInterrupt, _Stopped):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+        store.close()
+    if not server.started:
+        fail(ConfigError("the server did not start; see the messages above"))
+    typer.echo("stopped", err=True)
+
+
+class _Stopped(Exception):
+    """SIGTERM arrived (after uvicorn's graceful shutdown)."""
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
+def _token_set(name: str) -> bool:
+    import os
+
+    return bool(os.environ.get(name))

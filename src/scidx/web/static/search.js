@@ -1,0 +1,276 @@
+// The scidx search page: search-as-you-type over GET search?q=, results grouped per page.
+// No dependencies. Text from the index is only ever set with textContent, never parsed as HTML.
+(function () {
+  "use strict";
+
+  var DEBOUNCE_MS = 150;
+  var K = 20;
+
+  var app = document.getElementById("app");
+  var form = document.getElementById("search-form");
+  var input = document.getElementById("q");
+  var picker = document.getElementById("index");
+  var statusLine = document.getElementById("status");
+  var results = document.getElementById("results");
+
+  var timer = 0;
+  var controller = null;
+  var sequence = 0;
+
+  var indexes = [];
+  try { indexes = JSON.parse(app.getAttribute("data-indexes") || "[]"); } catch (e) { indexes = []; }
+  if (indexes.length > 1) {
+    var all = document.createElement("option");
+    all.value = "";
+    all.textContent = "All indexes";
+    picker.appendChild(all);
+    indexes.forEach(function (name) {
+      var option = document.createElement("option");
+      option.value = name;
+      option.textContent = name;
+      picker.appendChild(option);
+    });
+    picker.hidden = false;
+  }
+
+  function setStatus(text, isError) {
+    statusLine.textContent = text;
+    statusLine.className = isError ? "error" : "";
+  }
+
+  function clearResults() {
+    while (results.firstChild) results.removeChild(results.firstChild);
+  }
+
+  // Keep the query in the address bar, so reload, back and shared links show the same results.
+  function rememberQuery(q) {
+    var url = new URL(window.location.href);
+    if (q) url.searchParams.set("q", q); else url.searchParams.delete("q");
+    if (picker.value) url.searchParams.set("index", picker.value); else url.searchParams.delete("index");
+    window.history.replaceState(null, "", url.toString());
+  }
+
+  function schedule() {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(run, DEBOUNCE_MS);
+  }
+
+  function run() {
+    var q = input.value.trim();
+    rememberQuery(q);
+    if (controller) controller.abort();
+    var mine = ++sequence;
+    if (!q) {
+      clearResults();
+      setStatus("", false);
+      return;
+    }
+    controller = new AbortController();
+    var url = new URL("search", document.baseURI);
+    url.searchParams.set("q", q);
+    url.searchParams.set("k", String(K));
+    if (picker.value) url.searchParams.set("index", picker.value);
+    setStatus("Searching…", false);
+    fetch(url.toString(), { signal: controller.signal, headers: { Accept: "application/json" } })
+      .then(function (response) {
+        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+      })
+      .then(function (answer) {
+        if (mine !== sequence) return; // a newer query is on its way
+        if (!answer.ok) {
+          clearResults();
+          var message = answer.body && answer.body.error ? answer.body.error.message : "failed";
+          setStatus("Search failed: " + message, true);
+          return;
+        }
+        render(answer.body.hits || [], q);
+      })
+      .catch(function (error) {
+        if (error && error.name === "AbortError") return;
+        if (mine !== sequence) return;
+        setStatus("Search failed: " + (error && error.message ? error.message : error), true);
+      });
+  }
+
+  // Query words, for highlighting when the server sends no match ranges: a snippet word is
+  // marked when it starts with a query word's stem-ish prefix ("configure" marks "configuration").
+  function prefixes(q) {
+    var words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) || [];
+    var out = [];
+    words.forEach(function (w) {
+      if (w.length < 2) return;
+      out.push(w.length <= 4 ? w : w.slice(0, Math.max(4, w.length - 3)));
+    });
+    return out;
+  }
+
+  function rangesFromServer(hit) {
+    var raw = hit.highlights || hit.snippetHighlights || hit.snippet_highlights;
+    if (!Array.isArray(raw)) return null;
+    var out = [];
+    raw.forEach(function (r) {
+      var start = Array.isArray(r) ? r[0] : r && r.start;
+      var end = Array.isArray(r) ? r[1] : r && r.end;
+      if (typeof start === "number" && typeof end === "number" && end > start) out.push([start, end]);
+    });
+    return out;
+  }
+
+  function rangesFromQuery(text, stems) {
+    var out = [];
+    if (!stems.length) return out;
+    var re = /[\p{L}\p{N}]+/gu;
+    var m;
+    while ((m = re.exec(text)) !== null) {
+      var word = m[0].toLowerCase();
+      for (var i = 0; i < stems.length; i++) {
+        if (word.indexOf(stems[i]) === 0) { out.push([m.index, m.index + m[0].length]); break; }
+      }
+    }
+    return out;
+  }
+
+  function highlighted(text, ranges) {
+    var fragment = document.createDocumentFragment();
+    var at = 0;
+    ranges.sort(function (a, b) { return a[0] - b[0]; }).forEach(function (r) {
+      var start = Math.max(r[0], at);
+      var end = Math.min(r[1], text.length);
+      if (end <= start) return;
+      if (start > at) fragment.appendChild(document.createTextNode(text.slice(at, start)));
+      var mark = document.createElement("mark");
+      mark.textContent = text.slice(start, end);
+      fragment.appendChild(mark);
+      at = end;
+    });
+    if (at < text.length) fragment.appendChild(document.createTextNode(text.slice(at)));
+    return fragment;
+  }
+
+  function hitLink(hit, label) {
+    var element;
+    if (hit.url) {
+      element = document.createElement("a");
+      element.href = hit.url;
+    } else {
+      // Without a urlTemplate the index has no link; show where the text is instead.
+      element = document.createElement("span");
+      element.className = "nolink";
+      element.tabIndex = 0;
+      element.title = hit.source + (hit.anchor ? "#" + hit.anchor : "");
+    }
+    element.className = (element.className + " hit").trim();
+    element.textContent = label;
+    return element;
+  }
+
+  function render(hits, q) {
+    clearResults();
+    var stems = prefixes(q);
+    var pages = [];
+    var byKey = {};
+    hits.forEach(function (hit) {
+      var key = (hit.index || "") + "\u0000" + hit.source;
+      if (!byKey[key]) {
+        byKey[key] = { title: hit.title || hit.source, source: hit.source, index: hit.index, hits: [] };
+        pages.push(byKey[key]);
+      }
+      byKey[key].hits.push(hit);
+      (hit.sections || []).forEach(function (section) {
+        byKey[key].hits.push(Object.assign({ title: hit.title, source: hit.source }, section));
+      });
+    });
+    if (!hits.length) {
+      setStatus("No results for “" + q + "”.", false);
+      return;
+    }
+    var list = document.createElement("ol");
+    list.className = "pages";
+    list.setAttribute("aria-label", "Results, grouped by page");
+    list.style.listStyle = "none";
+    list.style.padding = "0";
+    pages.forEach(function (page) {
+      var item = document.createElement("li");
+      var section = document.createElement("section");
+      section.className = "page";
+      var h2 = document.createElement("h2");
+      h2.textContent = page.title;
+      section.appendChild(h2);
+      var where = document.createElement("p");
+      where.className = "source";
+      where.textContent = (indexes.length > 1 && page.index ? page.index + ": " : "") + page.source;
+      section.appendChild(where);
+      var ul = document.createElement("ul");
+      page.hits.forEach(function (hit) {
+        var li = document.createElement("li");
+        var heading = (hit.headingPath || []).join(" › ") || hit.title || hit.source;
+        li.appendChild(hitLink(hit, heading));
+        var p = document.createElement("p");
+        p.className = "snippet";
+        var snippet = hit.snippet || "";
+        var ranges = rangesFromServer(hit) || rangesFromQuery(snippet, stems);
+        p.appendChild(highlighted(snippet, ranges));
+        li.appendChild(p);
+        ul.appendChild(li);
+      });
+      section.appendChild(ul);
+      item.appendChild(section);
+      list.appendChild(item);
+    });
+    results.appendChild(list);
+    var n = hits.length;
+    setStatus(n + (n === 1 ? " result" : " results") + " on " + pages.length +
+              (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.", false);
+  }
+
+  // Keyboard: ↓/↑ walk the results, Home/End jump, Esc returns to the box, / focuses it.
+  function hitsInOrder() {
+    return Array.prototype.slice.call(results.querySelectorAll(".hit"));
+  }
+
+  function move(delta) {
+    var all = hitsInOrder();
+    if (!all.length) return;
+    var at = all.indexOf(document.activeElement);
+    var next = at < 0 ? (delta > 0 ? 0 : all.length - 1) : at + delta;
+    if (next < 0) { input.focus(); return; }
+    if (next >= all.length) next = all.length - 1;
+    all[next].focus();
+  }
+
+  input.addEventListener("input", schedule);
+  picker.addEventListener("change", run);
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    window.clearTimeout(timer);
+    run();
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    var inBox = document.activeElement === input;
+    if (event.key === "ArrowDown") {
+      if (inBox || results.contains(document.activeElement)) { event.preventDefault(); move(1); }
+    } else if (event.key === "ArrowUp") {
+      if (results.contains(document.activeElement)) { event.preventDefault(); move(-1); }
+    } else if (event.key === "Home" && results.contains(document.activeElement)) {
+      event.preventDefault(); var first = hitsInOrder()[0]; if (first) first.focus();
+    } else if (event.key === "End" && results.contains(document.activeElement)) {
+      event.preventDefault(); var all = hitsInOrder(); if (all.length) all[all.length - 1].focus();
+    } else if (event.key === "Escape") {
+      if (inBox && input.value) { input.value = ""; run(); } else { input.focus(); }
+    } else if (event.key === "/" && !inBox && document.activeElement !== picker) {
+      event.preventDefault(); input.focus(); input.select();
+    }
+  });
+
+  // Start from ?q= (a shared link, or back/forward).
+  var start = new URL(window.location.href);
+  if (start.searchParams.get("index") && indexes.indexOf(start.searchParams.get("index")) >= 0) {
+    picker.value = start.searchParams.get("index");
+  }
+  if (start.searchParams.get("q")) {
+    input.value = start.searchParams.get("q");
+    run();
+  }
+})();

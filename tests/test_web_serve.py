@@ -1,0 +1,227 @@
+"""``toolup-rag serve`` as a user runs it: a real process, its printed URL, reloads, exit codes."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("starlette", reason="toolup-rag serve needs the serve extra")
+pytest.importorskip("uvicorn", reason="toolup-rag serve needs the serve extra")
+
+from scidx.build.pack import pack_records  # noqa: E402
+from web_server import OTHER, RECORDS, URL_TEMPLATE  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def packs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    folder = tmp_path_factory.mktemp("serve")
+    out = {}
+    for name, records in (("docs", RECORDS), ("faq", OTHER)):
+        pack_records(records, folder / f"{name}.scidx", url_template=URL_TEMPLATE, use_cache=False)
+        out[name] = (folder / f"{name}.scidx").read_bytes()
+    return out
+
+
+class Served:
+    """A running ``python -m scidx serve`` process, its URL and its stderr lines."""
+
+    def __init__(self, *args: str) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "scidx", "serve", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.stderr: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(self.proc.stderr, True), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stdout, False), daemon=True),
+        ]
+        for pump in self._pumps:
+            pump.start()
+        try:
+            self.first_line = self._lines.get(timeout=60)
+        except queue.Empty:
+            self.stop()
+            raise AssertionError("no URL printed; stderr:\n" + "".join(self.stderr)) from None
+        self.url = self.first_line.rsplit(" on ", 1)[1].strip()
+
+    def _pump(self, stream: object, is_err: bool) -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            if is_err:
+                self.stderr.append(line)
+            else:
+                self._lines.put(line)
+
+    def wait_for_log(self, text: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.stderr):
+            assert time.monotonic() < deadline, f"{text!r} not logged:\n" + "".join(self.stderr)
+            time.sleep(0.05)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for pump in self._pumps:
+            pump.join(timeout=10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def live(tmp_path: Path, packs: dict[str, bytes]) -> Iterator[tuple[Path, Served]]:
+    path = tmp_path / "live.scidx"
+    path.write_bytes(packs["docs"])
+    served = Served(f"site={path}", "--port", "0", "--reload-interval", "0.05")
+    try:
+        yield path, served
+    finally:
+        served.stop()
+
+
+def replace(path: Path, data: bytes) -> None:
+    staged = path.with_name(path.name + ".tmp")
+    staged.write_bytes(data)
+    os.replace(staged, path)  # an atomic rename, as pack-docs writes
+
+
+def chunks(client: httpx.Client) -> int:
+    health = client.get("/healthz").json()
+    return int(health["indexes"][0]["chunks"])
+
+
+def test_serve_prints_the_url_and_answers(live: tuple[Path, Served]) -> None:
+    _, served = live
+    assert served.first_line.startswith("serving site (5 chunks) on http://127.0.0.1:")
+    assert served.url.endswith("/")
+    with httpx.Client(base_url=served.url, timeout=10) as c:
+        hits = c.get("search", params={"q": "rotate logs", "mode": "keyword"}).json()["hits"]
+        assert hits[0]["index"] == "site" and hits[0]["anchor"] == "rotate"
+        assert c.get("v1/vector_stores/site").json()["id"] == "site"
+    assert served.stop() == 0
+    assert not any("Traceback" in line for line in served.stderr)
+
+
+def test_serve_reloads_without_dropping_requests(
+    live: tuple[Path, Served], packs: dict[str, bytes]
+) -> None:
+    path, served = live
+    failures: list[str] = []
+    done = 0
+    stop = threading.Event()
+
+    def hammer() -> None:
+        nonlocal done
+        with httpx.Client(base_url=served.url, timeout=30) as c:
+            while not stop.is_set():
+                r = c.get("search", params={"q": "logs", "mode": "keyword"})
+                if r.status_code != 200:
+                    failures.append(r.text)
+                done += 1
+
+    threads = [threading.Thread(target=hammer) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        with httpx.Client(base_url=served.url, timeout=10) as c:
+            for round_ in range(4):
+                want = 1 if round_ % 2 == 0 else 5
+                replace(path, packs["faq"] if want == 1 else packs["docs"])
+                deadline = time.monotonic() + 20
+                while chunks(c) != want:
+                    assert time.monotonic() < deadline, "".join(served.stderr)
+                    time.sleep(0.05)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert failures == []
+    assert done > 0
+    served.wait_for_log("site: reloaded")
+
+
+def test_serve_keeps_the_old_index_when_the_new_one_is_corrupt(
+    live: tuple[Path, Served], packs: dict[str, bytes]
+) -> None:
+    path, served = live
+    data = packs["faq"]
+    replace(path, data[: len(data) // 2])  # truncated: a valid start, the arrays missing
+    served.wait_for_log("cannot be loaded, still serving the previous index")
+    with httpx.Client(base_url=served.url, timeout=10) as c:
+        assert chunks(c) == 5
+        assert c.get("search", params={"q": "logs"}).status_code == 200
+        replace(path, b"not an index at all")
+        time.sleep(0.3)
+        assert chunks(c) == 5
+        replace(path, data)  # a good file again is picked up
+        deadline = time.monotonic() + 20
+        while chunks(c) != 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert served.stop() == 0
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scidx", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_corrupt_index_at_startup_exits_4(tmp_path: Path, packs: dict[str, bytes]) -> None:
+    bad = tmp_path / "bad.scidx"
+    bad.write_bytes(packs["docs"][:200])
+    good = tmp_path / "good.scidx"
+    good.write_bytes(packs["docs"])
+    result = run_cli(str(good), str(bad), "--port", "0")
+    assert result.returncode == 4, result.stderr
+    assert result.stderr.startswith("error: ") and str(bad) in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    # Flipped bytes inside an array: caught by the checksums (--verify is the default).
+    flipped = bytearray(packs["docs"])
+    flipped[-40] ^= 0xFF
+    bad.write_bytes(bytes(flipped))
+    result = run_cli(str(bad), "--port", "0")
+    assert result.returncode == 4 and str(bad) in result.stderr
+
+
+def test_startup_errors(tmp_path: Path, packs: dict[str, bytes]) -> None:
+    good = tmp_path / "good.scidx"
+    good.write_bytes(packs["docs"])
+    missing = run_cli(str(tmp_path / "nope.scidx"), "--port", "0")
+    assert missing.returncode == 1 and "nope.scidx" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    twice = run_cli(str(good), str(good), "--port", "0")
+    assert twice.returncode == 1 and "two indexes are named 'good'" in twice.stderr
+    mode = run_cli(str(good), "--mode", "fuzzy", "--port", "0")
+    assert mode.returncode == 1 and "default_mode must be one of" in mode.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        busy = run_cli(str(good), "--port", str(port))
+    assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
