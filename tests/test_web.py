@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -404,4 +406,55 @@ def test_loaded_index_objects_are_served_not_closed(index_dir: Path) -> None:
     with UvicornThread(app) as running, httpx.Client(base_url=running.url) as c:
         assert c.get("/search", params={"q": "cors"}).json()["hits"][0]["index"] == "mine"
     assert not idx.closed
+    idx.close()
+
+
+# -- docs/serve.md -------------------------------------------------------------------------------
+
+
+def test_serve_doc_examples_run(
+    index_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "serve.md").read_text("utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
+    assert len(blocks) == 2
+    (tmp_path / "docs.scidx").write_bytes((index_dir / "docs.scidx").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    mounted: dict[str, Any] = {}
+    exec(compile(blocks[0], "docs/serve.md", "exec"), mounted)
+    with UvicornThread(mounted["site"]) as running, httpx.Client(base_url=running.url) as c:
+        assert c.get("/search-ui/").status_code == 200
+        assert (
+            c.get("/search-ui/search", params={"q": "cors"}).json()["hits"][0]["anchor"] == "cors"
+        )
+        sdk = blocks[1].replace("http://127.0.0.1:8000", running.url + "/search-ui")
+        exec(compile(sdk, "docs/serve.md", "exec"), {})
+    mounted["search"].state.indexes.close()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed and "https://docs.example.com/ops/logs/#rotate" in printed[0]
+
+
+def test_index_that_cannot_embed_queries_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scidx.index.index import load_bytes
+    from test_load import DOCS, build_index
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    stamp = {"provider": "openai", "model": "text-embedding-3-small", "dimensions": 64}
+    idx = load_bytes(build_index(DOCS, stamp=stamp), source="remote.scidx")
+    app = create_app({"remote": idx}, WebSettings(token_env=None))
+    with UvicornThread(app) as running, httpx.Client(base_url=running.url) as c:
+        error = assert_error(c.get("/search", params={"q": "cors"}), 503, 'mode="keyword"')
+        assert error["code"] == "query_embedding_error"
+        assert c.get("/search", params={"q": "cors", "mode": "keyword"}).json()["hits"]
+        assert_error(
+            c.post("/v1/vector_stores/remote/search", json={"query": "cors"}), 503, "keyword"
+        )
+        assert_error(
+            c.post("/v1/embeddings", json={"model": "remote", "input": "cors"}),
+            404,
+            "'openai', which embeds remotely",
+        )
     idx.close()
