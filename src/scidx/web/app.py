@@ -140,6 +140,59 @@ def create_app(
     settings.validate()
     owned = not isinstance(indexes, IndexSet)
     store = indexes if isinstance(indexes, IndexSet) else IndexSet(indexes, verify=settings.verify)
+    protected = _bearer_guard(settings)
+    openai = OpenAIRoutes(store, settings, _front_matter_reader())
+    page, static = _page_handlers(store, title)
+
+    async def healthz(request: Request) -> Response:
+        return json_response(
+            {"status": "ok", "indexes": [{"name": e.name, "chunks": len(e.index)} for e in store]}
+        )
+
+    write = ["POST", "PUT", "PATCH", "DELETE"]
+    read_only = protected(openai.read_only)
+    routes = [
+        Route("/", page, methods=["GET"]),
+        Route("/static/{name}", static, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/search", protected(make_search_endpoint(store, settings)), methods=["GET"]),
+        Route("/v1/vector_stores", protected(openai.list_stores), methods=["GET"]),
+        Route("/v1/vector_stores", read_only, methods=write),
+        Route("/v1/vector_stores/{store_id}", protected(openai.get_store), methods=["GET"]),
+        Route("/v1/vector_stores/{store_id}", read_only, methods=write),
+        Route("/v1/vector_stores/{store_id}/search", protected(openai.search), methods=["POST"]),
+        Route("/v1/embeddings", protected(openai.embeddings), methods=["POST"]),
+        Route("/v1/vector_stores/{store_id}/{rest:path}", read_only, methods=write),
+        Route("/v1/files", read_only, methods=write),
+        Route("/v1/files/{rest:path}", read_only, methods=write),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if owned:
+                store.close()
+
+    app = Starlette(
+        routes=routes,
+        middleware=_middleware(settings),
+        exception_handlers={
+            ApiError: _api_error,
+            HTTPException: _http_error,
+            Exception: _internal_error,
+        },
+        lifespan=lifespan,
+    )
+    app.state.indexes = store
+    if settings.reload_interval > 0:
+        store.watch(settings.reload_interval)
+    return app
+
+
+def _bearer_guard(settings: WebSettings) -> Callable[[Handler], Handler]:
+    """A decorator requiring the bearer token, or a no-op when none is configured."""
     token = os.environ.get(settings.token_env, "") if settings.token_env else ""
     # Only the digest is kept: the token never sits in the app's state, reprs or logs.
     digest = hashlib.sha256(token.encode("utf-8")).digest() if token else None
@@ -151,6 +204,7 @@ def create_app(
         async def check(request: Request) -> Response:
             header = request.headers.get("authorization", "")
             scheme, _, given = header.partition(" ")
+            # Digests of equal length: the comparison time tells nothing about the token.
             ok = hmac.compare_digest(
                 hashlib.sha256(given.strip().encode("utf-8", "surrogateescape")).digest(), digest
             )
@@ -165,7 +219,11 @@ def create_app(
 
         return check
 
-    openai = OpenAIRoutes(store, settings, _front_matter_reader())
+    return protected
+
+
+def _page_handlers(store: IndexSet, title: str) -> tuple[Handler, Handler]:
+    """The search page and its static assets (read once from the package)."""
     names_json = json.dumps(store.names)
     page_template = _asset("index.html").decode("utf-8")
     assets = {name: _asset(name) for name in _STATIC}
@@ -195,64 +253,13 @@ def create_app(
             assets[name], media_type=_STATIC[name], headers={"Cache-Control": "no-cache"}
         )
 
-    async def healthz(request: Request) -> Response:
-        return json_response(
-            {"status": "ok", "indexes": [{"name": e.name, "chunks": len(e.index)} for e in store]}
-        )
+    return page, static
 
-    async def api_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ApiError)
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return error_response(exc, headers)
 
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        status = exc.status_code
-        if status == 405:
-            message = f"{request.method} is not allowed on {request.url.path}"
-        elif status == 404:
-            message = f"no such endpoint: {request.url.path}; see / for the search page"
-        else:
-            message = str(exc.detail)
-        code = {404: "not_found", 405: "method_not_allowed"}.get(status)
-        return error_response(ApiError(status, message, code=code), exc.headers)
-
-    async def internal_error(request: Request, exc: Exception) -> Response:
-        logger.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
-        return error_response(
-            ApiError(
-                500, "internal server error; the server log has the details", type="server_error"
-            )
-        )
-
-    write = ["POST", "PUT", "PATCH", "DELETE"]
-    read_only = protected(openai.read_only)
-    routes = [
-        Route("/", page, methods=["GET"]),
-        Route("/static/{name}", static, methods=["GET"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/search", protected(make_search_endpoint(store, settings)), methods=["GET"]),
-        Route("/v1/vector_stores", protected(openai.list_stores), methods=["GET"]),
-        Route("/v1/vector_stores", read_only, methods=write),
-        Route("/v1/vector_stores/{store_id}", protected(openai.get_store), methods=["GET"]),
-        Route("/v1/vector_stores/{store_id}", read_only, methods=write),
-        Route("/v1/vector_stores/{store_id}/search", protected(openai.search), methods=["POST"]),
-        Route("/v1/embeddings", protected(openai.embeddings), methods=["POST"]),
-        Route("/v1/vector_stores/{store_id}/{rest:path}", read_only, methods=write),
-        Route("/v1/files", read_only, methods=write),
-        Route("/v1/files/{rest:path}", read_only, methods=write),
-    ]
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            if owned:
-                store.close()
-
+def _middleware(settings: WebSettings) -> list[Middleware]:
     middleware = [Middleware(_SecurityHeaders)]
     if settings.cors_origins:
+        # Outermost, so that preflight requests (which carry no token) are answered first.
         middleware.insert(
             0,
             Middleware(
@@ -263,17 +270,32 @@ def create_app(
                 max_age=600,
             ),
         )
-    app = Starlette(
-        routes=routes,
-        middleware=middleware,
-        exception_handlers={
-            ApiError: api_error,
-            HTTPException: http_error,
-            Exception: internal_error,
-        },
-        lifespan=lifespan,
+    return middleware
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return error_response(exc, headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404/405 (no route, wrong method) as the JSON error object."""
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    if status == 405:
+        message = f"{request.method} is not allowed on {request.url.path}"
+    elif status == 404:
+        message = f"no such endpoint: {request.url.path}; see / for the search page"
+    else:
+        message = str(exc.detail)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(status)
+    return error_response(ApiError(status, message, code=code), exc.headers)
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """A bug: logged with its traceback on the server, a plain JSON 500 to the client."""
+    logger.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(
+        ApiError(500, "internal server error; the server log has the details", type="server_error")
     )
-    app.state.indexes = store
-    if settings.reload_interval > 0:
-        store.watch(settings.reload_interval)
-    return app
