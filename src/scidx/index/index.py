@@ -18,6 +18,7 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import threading
@@ -508,9 +509,16 @@ class Index:
         Raises:
             CorruptIndexError: A row is not a JSON map.
         """
-        searcher = self._live()
-        paths = searcher.corpus.source_path
-        return {paths[i]: searcher._source_meta(i) for i in range(len(paths))}
+        corpus = self._live().corpus
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(len(corpus.source_path)):
+            raw = corpus.source_meta[i]
+            try:
+                value = json.loads(raw) if raw else {}
+            except ValueError:
+                raise _corrupt(corpus.source, f"`source.meta` row {i} is not JSON") from None
+            out[corpus.source_path[i]] = value if isinstance(value, dict) else {}
+        return out
 
     # -- lifetime -------------------------------------------------------------------------------
 
