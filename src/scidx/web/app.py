@@ -43,7 +43,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scidx.index.index import Index
-from scidx.web.common import ApiError, WebSettings, error_response, json_response, query_params
+from scidx.web.common import ApiError, WebSettings, error_response, json_response
 from scidx.web.openai_api import OpenAIRoutes
 from scidx.web.search_api import make_search_endpoint
 from scidx.web.store import IndexSet
@@ -229,7 +229,8 @@ def _page_handlers(store: IndexSet, title: str) -> tuple[Handler, Handler]:
     assets = {name: _asset(name) for name in _STATIC}
 
     async def page(request: Request) -> Response:
-        query_params(request, ("q", "index"))
+        # No strict parameter check here: links to a docs page often carry tracking parameters,
+        # and the page reads only ?q= and ?index= itself.
         root = request.scope.get("root_path", "")
         path = request.scope.get("path", "")
         # The page's relative URLs (assets, `search`) need the mount point with a trailing /.
