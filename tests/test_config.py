@@ -234,8 +234,8 @@ P = "staticcorpus.json"
         (
             {**BASE, "zzzzzz": 1},
             f'{P}: unknown key "zzzzzz"; known keys: include, exclude, embeddingProvider, '
-            "model, dimensions, maxChunkChars, output, anchorStyle, cacheDir, urlTemplate, "
-            "baseUrl, batchSize, concurrency, timeoutSeconds",
+            "model, dimensions, maxChunkChars, output, anchorStyle, vectors, cacheDir, "
+            "urlTemplate, baseUrl, batchSize, concurrency, timeoutSeconds",
         ),
         (
             {"output": "o"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -22,6 +22,7 @@ from scidx.index.bm25 import (
     hash_fields,
 )
 from scidx.index.format import encode_strings
+from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 
 __all__ = [
     "BM25_B",
@@ -36,8 +37,9 @@ __all__ = [
     "record_texts",
 ]
 
-#: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order).
-PACKER_VERSION = "scidx-pack-2"
+#: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order;
+#: 3: meta.vectors names the vector encoding).
+PACKER_VERSION = "scidx-pack-3"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -60,14 +62,15 @@ def canonical_json(value: Any) -> str:
 
 def build_index_arrays(
     records: Sequence[Record],
-    vectors: np.ndarray,
+    vectors: np.ndarray | Mapping[str, np.ndarray],
     bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Build every named array of an index from validated, ordered records and their vectors.
 
     Args:
         records: Validated records in canonical order.
-        vectors: Their embeddings, row for row.
+        vectors: Their embeddings, row for row: a float matrix (stored as float32) or the
+            arrays of one encoding (from :func:`scidx.index.vectors.encode_vectors`).
         bm25_hashes: Per-record heading and body term hashes already computed by
             :func:`scidx.index.bm25.hash_fields` (in worker processes); computed here when None.
 
@@ -98,7 +101,10 @@ def build_index_arrays(
     put_strings("source.path", sources)
     put_strings("source.title", [source_title[s] for s in sources])
     put_strings("source.meta", [source_meta[s] for s in sources])
-    arrays["vectors"] = np.ascontiguousarray(vectors, dtype="<f4")
+    if isinstance(vectors, Mapping):
+        arrays.update(vectors)
+    else:
+        arrays.update(encode_vectors(vectors, DEFAULT_ENCODING))
 
     if bm25_hashes is None:
         bm25_hashes = hash_fields(*_bm25_fields(records))
@@ -112,7 +118,7 @@ def build_index_arrays(
         "terms": int(bm25_arrays["bm25.term_hash"].shape[0]),
         "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
     }
-    return arrays, {"bm25": bm25_meta, "counts": counts}
+    return arrays, {"bm25": bm25_meta, "counts": counts, "vectors": vectors_meta_of(arrays)}
 
 
 def _source_fields(records: Sequence[Record]) -> tuple[dict[str, str], dict[str, str]]:
@@ -161,7 +167,7 @@ def built_utc() -> str:
 
 def encode_records(
     records: Sequence[Record],
-    vectors: np.ndarray,
+    vectors: np.ndarray | Mapping[str, np.ndarray],
     meta: dict[str, Any],
     bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:

@@ -385,12 +385,17 @@ def _decode(dim: object, blob: object) -> Vectors | None:
     return vector
 
 
-def _valid_row(vector: np.ndarray, dimensions: int) -> bool:
+def _valid_row(vector: np.ndarray, dimensions: int, tolerance: float = 1e-3) -> bool:
     """A usable embedding: right length, finite, and unit length (or all zero, see l2_normalize)."""
     if vector.shape != (dimensions,) or not np.isfinite(vector).all():
         return False
     norm = float(np.linalg.norm(vector))
-    return norm == 0.0 or math.isclose(norm, 1.0, abs_tol=1e-3)
+    return norm == 0.0 or math.isclose(norm, 1.0, abs_tol=tolerance)
+
+
+# Seed rows decoded from an int8 or binary index are off unit length by the quantisation error
+# (up to ~0.5% for a peaky row); they are re-encoded to the same codes, so they are accepted.
+_SEED_NORM_TOLERANCE = 0.02
 
 
 class CachedEmbedder(Embedder):
@@ -499,7 +504,7 @@ class CachedEmbedder(Embedder):
             vector = self.seed.get(key)
             if vector is not None:
                 array = np.asarray(vector, dtype=np.float32)
-                if _valid_row(array, dims):
+                if _valid_row(array, dims, _SEED_NORM_TOLERANCE):
                     known[key] = array
         if self.cache is None:
             return known

@@ -35,10 +35,12 @@ import xxhash
 
 from scidx.build.globs import compile_glob
 from scidx.errors import ConfigError
-from scidx.index.urls import url_template_problem
+from scidx.index.urls import URL_PLACEHOLDERS, url_template_problem
+from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
 
 __all__ = [
     "CONFIG_FILENAME",
+    "URL_PLACEHOLDERS",
     "AnchorStyle",
     "Config",
     "Provider",
@@ -86,6 +88,7 @@ KNOWN_KEYS = (
     "maxChunkChars",
     "output",
     "anchorStyle",
+    "vectors",
     "cacheDir",
     "urlTemplate",
     "baseUrl",
@@ -113,6 +116,8 @@ class Config:
         dimensions: Vector dimensions.
         max_chunk_chars: Upper bound on a chunk's Markdown length.
         anchor_style: Heading-slug flavour, ``"github"`` or ``"mkdocs"``.
+        vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
+            ``"binary"`` (see :mod:`scidx.index.vectors`).
         cache_dir: Embedding-cache folder (absolute), or ``None`` for the default.
         url_template: Link pattern with ``{source}``, ``{path}`` and ``{anchor}`` placeholders.
         base_url: Base URL of an OpenAI-compatible server.
@@ -132,6 +137,7 @@ class Config:
     dimensions: int = 512
     max_chunk_chars: int = 1500
     anchor_style: AnchorStyle = "github"
+    vectors: str = DEFAULT_ENCODING
     cache_dir: Path | None = None
     url_template: str | None = None
     base_url: str | None = None
@@ -165,6 +171,8 @@ class Config:
             "maxChunkChars": self.max_chunk_chars,
             "anchorStyle": self.anchor_style,
             "urlTemplate": self.url_template,
+            # Only when not the default, so configs written before encodings keep their hash.
+            **({"vectors": self.vectors} if self.vectors != DEFAULT_ENCODING else {}),
         }
 
     def config_hash(self) -> str:
@@ -453,6 +461,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         timeout = float(value)
 
     anchor_style = cast(AnchorStyle, check.choice("anchorStyle", ANCHOR_STYLES, "github"))
+    vectors = check.choice("vectors", ENCODINGS, DEFAULT_ENCODING)
 
     if "output" not in data:
         raise ConfigError(
@@ -507,6 +516,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         dimensions=dimensions,
         max_chunk_chars=max_chunk_chars,
         anchor_style=anchor_style,
+        vectors=vectors,
         cache_dir=cache_dir,
         url_template=url_template,
         base_url=base_url,

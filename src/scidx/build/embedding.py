@@ -15,6 +15,7 @@ from scidx.build.records import Record
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError
+from scidx.index.vectors import DEFAULT_ENCODING, VectorEncoder
 
 __all__ = ["embed_records", "make_embedder"]
 
@@ -41,8 +42,14 @@ def embed_records(
     use_cache: bool,
     progress: Progress,
     seed: Mapping[bytes, np.ndarray] | None = None,
-) -> tuple[np.ndarray, int, int]:
-    """Vectors for every record, in order: previous index, then disk cache, then the provider."""
+    encoding: str = DEFAULT_ENCODING,
+) -> tuple[dict[str, np.ndarray], int, int]:
+    """Vectors for every record, in order: previous index, then disk cache, then the provider.
+
+    Each batch is encoded (``encoding``: ``float32``, ``int8`` or ``binary``) as it arrives, so
+    a compact index never holds the float32 matrix. Returns ``(vector arrays, cache hits,
+    provider calls)``; the arrays are those of :func:`scidx.index.vectors.encode_vectors`.
+    """
     texts = record_texts(records)
     if hasattr(embedder, "describe_input"):
         # Lets the provider name chunks (not list positions) in its warnings.
@@ -50,7 +57,7 @@ def embed_records(
     cache = EmbeddingCache(default_cache_dir(cache_dir)) if use_cache else None
     try:
         cached = CachedEmbedder(embedder, cache, seed=seed)
-        out = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
+        out = VectorEncoder(encoding, len(texts), embedder.dimensions)
         done = 0
         reported_hits = False
         progress("embed", 0, len(texts))
@@ -59,10 +66,10 @@ def embed_records(
                 # The cache is consulted before anything is yielded: its hits are known now.
                 progress("cached", cached.hits, len(set(texts)))
                 reported_hits = True
-            out[positions] = vecs
+            out.put(np.asarray(positions, dtype=np.intp), vecs)
             done += len(positions)
             progress("embed", done, len(texts))
-        return out, cached.hits, cached.misses
+        return out.arrays, cached.hits, cached.misses
     finally:
         if cache is not None:
             cache.close()

@@ -92,15 +92,24 @@ def chunk_digest(title: str, meta: str, heading: str, text: str) -> str:
     return xxhash.xxh3_64_hexdigest(joined.encode("utf-8", "surrogatepass"))
 
 
-def read_previous(path: Path, embedder: Embedder, *, required: bool = False) -> Previous | None:
+def read_previous(
+    path: Path,
+    embedder: Embedder,
+    *,
+    required: bool = False,
+    encoding: str = "float32",
+) -> Previous | None:
     """Read the chunk table (and, for the same provider stamp, the vectors) of an index.
 
     A missing or unreadable index is simply no previous index, except for an explicit
-    ``--reuse`` path (``required``), which must be a valid index.
+    ``--reuse`` path (``required``), which must be a valid index. Its vectors are offered for
+    reuse (decoded, to be re-encoded as ``encoding``) unless they are less precise than
+    ``encoding`` asks for: int8 or binary vectors are not reused for a float32 index.
     """
     from scidx.build.cache import cache_key
     from scidx.errors import IndexFormatError
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
+    from scidx.index.vectors import open_vectors
 
     try:
         # A plain read, not a mmap: the packer is about to replace this very file.
@@ -136,8 +145,10 @@ def read_previous(path: Path, embedder: Embedder, *, required: bool = False) -> 
             old_stamp.get(k) == new_stamp.get(k)
             for k in ("provider", "model", "dimensions", "normalization")
         ):
-            vectors = array_view(mm, header, "vectors")
-            if vectors.shape == (n, embedder.dimensions) and source_rows.shape == (n,):
+            store = open_vectors(mm, header, n, embedder.dimensions)
+            lossy = store.encoding != "float32" and encoding == "float32"
+            if not lossy and source_rows.shape == (n,):
+                vectors = store.decode_all()
                 for i in range(n):
                     row = int(source_rows[i])
                     if row >= len(titles):

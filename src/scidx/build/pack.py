@@ -52,6 +52,7 @@ from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError
 from scidx.index.format import write_index
 from scidx.index.urls import parse_url_template
+from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
 
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
 
@@ -124,6 +125,7 @@ def pack_records(
     url_template: str | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
+    vectors: str = DEFAULT_ENCODING,
 ) -> PackResult:
     """Pack already-chunked records into an index.
 
@@ -139,6 +141,8 @@ def pack_records(
         progress: ``progress(stage, done, total)`` callback.
         workers: Processes for offline embedding and BM25 tokenising, as for
             :func:`pack_docs`; the bytes never depend on it.
+        vectors: Vector encoding: ``"float32"``, ``"int8"`` or ``"binary"`` (as the config's
+            ``vectors`` key; see :mod:`scidx.index.vectors`).
 
     Returns:
         A :class:`PackResult`.
@@ -159,17 +163,22 @@ def pack_records(
             f"url_template {url_template!r} is not valid: use only the placeholders {{source}}, "
             "{path}, {page} and {anchor}"
         )
+    if vectors not in ENCODINGS:
+        raise ConfigError(
+            f"vectors={vectors!r} is not a vector encoding; use one of {', '.join(ENCODINGS)}"
+        )
     valid = validate_records(records)
     emb = embedder or HashingEmbedder(dimensions=dimensions)
     pool = Pool.start(workers, sum(len(r.text) for r in valid))
     try:
         bm25_pending = pool.start_bm25(valid)
-        vectors, hits, misses = embed_records(
+        vector_arrays, hits, misses = embed_records(
             valid,
             pool.wrap(emb),
             cache_dir=Path(cache_dir) if cache_dir else None,
             use_cache=use_cache,
             progress=report,
+            encoding=vectors,
         )
         bm25_hashes = bm25_pending() if bm25_pending is not None else None
     finally:
@@ -182,7 +191,7 @@ def pack_records(
         "urlTemplate": url_template,
     }
     report("index", 0, 1)
-    arrays, meta, built = encode_records(valid, vectors, meta, bm25_hashes)
+    arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25_hashes)
     report("index", 1, 1)
     result = PackResult(
         output=Path(output) if output is not None else None,
@@ -255,8 +264,10 @@ def pack_docs(
     result = PackResult(output=run.cfg.output, files=len(run.raw))
     if not force and not dry_run and _mark_up_to_date(run, result):
         return _finish(result, started)
-    previous = read_previous(run.cfg.output, run.embedder)
-    seed = _reusable_vectors(run.embedder, previous, use_cache=use_cache, reuse=reuse)
+    previous = read_previous(run.cfg.output, run.embedder, encoding=run.cfg.vectors)
+    seed = _reusable_vectors(
+        run.embedder, previous, use_cache=use_cache, reuse=reuse, encoding=run.cfg.vectors
+    )
     pool = Pool.start(workers, sum(len(d) for _, d in run.raw))
     try:
         valid = validate_records(chunk_all(run.raw, run.cfg, pool, report))
@@ -267,19 +278,20 @@ def pack_docs(
         if check and _stale_before_embedding(run, previous, valid, result):
             return _finish(result, started)
         bm25_pending = pool.start_bm25(valid)
-        vectors, result.cache_hits, result.embedded = embed_records(
+        vector_arrays, result.cache_hits, result.embedded = embed_records(
             valid,
             pool.wrap(run.embedder),
             cache_dir=run.cfg.cache_dir,
             use_cache=use_cache,
             progress=report,
             seed=seed,
+            encoding=run.cfg.vectors,
         )
         bm25_hashes = bm25_pending() if bm25_pending is not None else None
     finally:
         pool.close()
     report("index", 0, 1)
-    arrays, meta, built = encode_records(valid, vectors, _header_meta(run), bm25_hashes)
+    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25_hashes)
     report("index", 1, 1)
     if check:
         data = _in_memory(arrays, meta, built)
@@ -343,13 +355,18 @@ def _mark_up_to_date(run: _Run, result: PackResult) -> bool:
 
 
 def _reusable_vectors(
-    embedder: Embedder, previous: Previous | None, *, use_cache: bool, reuse: str | Path | None
+    embedder: Embedder,
+    previous: Previous | None,
+    *,
+    use_cache: bool,
+    reuse: str | Path | None,
+    encoding: str,
 ) -> dict[bytes, Any]:
     """Vectors that need no provider call: the previous output's, then ``reuse``'s."""
     # --no-cache means "embed everything afresh": no disk cache, no vectors from the old output.
     seed = dict(previous.seed) if previous is not None and use_cache else {}
     if reuse is not None:
-        other = read_previous(Path(reuse), embedder, required=True)
+        other = read_previous(Path(reuse), embedder, required=True, encoding=encoding)
         if other is not None:
             seed.update(other.seed)
     return seed

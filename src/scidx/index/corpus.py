@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError
 from scidx.index.bm25 import BM25Arrays
+from scidx.index.vectors import VectorStore
 
 __all__ = ["Corpus", "StringLookup"]
 
@@ -49,10 +50,12 @@ class Corpus:
     source_path: StringLookup
     source_title: StringLookup
     source_meta: StringLookup
-    vectors: npt.NDArray[np.float32]
+    # The float32 matrix itself, or (int8, binary) a store that scores and decodes like one.
+    vectors: npt.NDArray[np.float32] | VectorStore
     bm25: BM25Arrays
     stamp: Mapping[str, Any]
     url_template: str | None = None
+    store: VectorStore | None = None
 
     def source_of(self, row: int) -> int:
         """The source row of chunk ``row``, bounds-checked against the source tables.

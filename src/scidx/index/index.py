@@ -46,6 +46,7 @@ from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
 from scidx.index.params import DEFAULT_ALPHA, SearchParams
 from scidx.index.search import Searcher
 from scidx.index.urls import parse_url_template
+from scidx.index.vectors import VectorStore, open_vectors
 from scidx.tokenize import TOKENIZER_VERSION
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _meta_map(header: Header, key: str) -> Mapping[str, Any]:
     return value
 
 
-def _build_corpus(buf: Any, header: Header) -> Corpus:
+def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Corpus:
     """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
     src = header.source
     stamp = _meta_map(header, "provider")
@@ -125,11 +126,12 @@ def _build_corpus(buf: Any, header: Header) -> Corpus:
         ("chunk.ordinal", "<u4", (n,)),
         ("chunk.span", "<u8", (n, 4)),
         ("bm25.doc_len", "<u4", (n,)),
-        ("vectors", "<f4", (n, dims)),
     ):
         _expect_shape(header, name, shape)
         array_view(buf, header, name, dtype=dtype, ndim=len(shape))
-    vectors = array_view(buf, header, "vectors", dtype="<f4", ndim=2)
+    store = open_vectors(buf, header, n, dims, rescore=rescore)
+    # float32 indexes search the mmapped matrix itself; the others go through their store.
+    vectors = store.decode_all() if store.encoding == "float32" else store
 
     term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
     v = int(term_hash.shape[0])
@@ -159,6 +161,7 @@ def _build_corpus(buf: Any, header: Header) -> Corpus:
         source_title=tables["source.title"],
         source_meta=tables["source.meta"],
         vectors=vectors,
+        store=store,
         bm25=BM25Arrays(term_hash, term_ptr, post_doc, post_weight, doc_len),
         stamp=dict(stamp),
         url_template=url_template,
@@ -202,8 +205,8 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
             raise _corrupt(src, "array `bm25.post_doc` is not ascending within a term")
     if not bool(np.all(np.isfinite(bm.post_weight))):
         raise _corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
-    if not bool(np.all(np.isfinite(corpus.vectors))):
-        raise _corrupt(src, "array `vectors` holds NaN or infinite values")
+    assert corpus.store is not None  # always set by _build_corpus
+    corpus.store.verify()
 
 
 class Index:
@@ -227,13 +230,14 @@ class Index:
         mm: mmap.mmap | None = None,
         query_embedder: Any | None = None,
         embedder_options: Mapping[str, Any] | None = None,
+        rescore: int | None = None,
     ) -> None:
         self._mm = mm
         self._buf: Any = buf
         self._header = header
         self._lock = threading.Lock()
         self._ids: dict[str, int] | None = None
-        corpus = _build_corpus(buf, header)
+        corpus = _build_corpus(buf, header, rescore=rescore)
         if verify:
             _verify_all(buf, header, corpus)
         self._corpus: Corpus | None = corpus
@@ -285,8 +289,20 @@ class Index:
 
     @property
     def vectors(self) -> np.ndarray:
-        """The read-only ``N × D`` float32 vector matrix (a view over the file)."""
-        return self._live().corpus.vectors
+        """The ``N × D`` float32 vector matrix.
+
+        A read-only view over the file for a ``float32`` index; for an ``int8`` or ``binary``
+        index, a decoded copy (``N * D * 4`` bytes; searches never make one). The stored form is
+        :attr:`vector_store`.
+        """
+        return self.vector_store.decode_all()
+
+    @property
+    def vector_store(self) -> VectorStore:
+        """The stored vectors in their encoding (``float32``, ``int8`` or ``binary``)."""
+        store = self._live().corpus.store
+        assert store is not None  # always set by load
+        return store
 
     # -- search --------------------------------------------------------------------------------
 
@@ -560,6 +576,7 @@ def load(
     verify: bool = False,
     query_embedder: Any | None = None,
     embedder_options: Mapping[str, Any] | None = None,
+    rescore: int | None = None,
 ) -> Index:
     """Memory-map and validate the index at ``path``.
 
@@ -569,6 +586,9 @@ def load(
         query_embedder: An embedder for vector/hybrid queries; must match the index's stamp.
             Default: the index's own provider (``hashing`` in process, others imported lazily).
         embedder_options: Keyword arguments for a lazily created provider's query embedder.
+        rescore: ``binary`` indexes only: rows rescored with the int8 codes per vector query
+            (at least ``k``; default :data:`scidx.index.vectors.DEFAULT_RESCORE`). Larger is
+            closer to exact and slower.
 
     Returns:
         The open :class:`Index`.
@@ -602,6 +622,7 @@ def load(
             mm=mm,
             query_embedder=query_embedder,
             embedder_options=embedder_options,
+            rescore=rescore,
         )
     except BaseException:
         _close_quietly(mm)
@@ -622,6 +643,7 @@ def load_bytes(
     source: str = "<buffer>",
     query_embedder: Any | None = None,
     embedder_options: Mapping[str, Any] | None = None,
+    rescore: int | None = None,
 ) -> Index:
     """Open an index held in memory (no copy; do not modify a mutable buffer afterwards).
 
@@ -631,6 +653,7 @@ def load_bytes(
         source: A name for error messages.
         query_embedder: As for :func:`load`.
         embedder_options: As for :func:`load`.
+        rescore: As for :func:`load`.
 
     Returns:
         The open :class:`Index`.
@@ -649,6 +672,7 @@ def load_bytes(
         verify=verify,
         query_embedder=query_embedder,
         embedder_options=embedder_options,
+        rescore=rescore,
     )
 
 
@@ -659,6 +683,7 @@ def load_resource(
     verify: bool = False,
     query_embedder: Any | None = None,
     embedder_options: Mapping[str, Any] | None = None,
+    rescore: int | None = None,
 ) -> Index:
     """Open an index shipped as package data (``importlib.resources``).
 
@@ -671,6 +696,7 @@ def load_resource(
         verify: As for :func:`load`.
         query_embedder: As for :func:`load`.
         embedder_options: As for :func:`load`.
+        rescore: As for :func:`load`.
 
     Returns:
         The open :class:`Index`.
@@ -690,6 +716,7 @@ def load_resource(
             verify=verify,
             query_embedder=query_embedder,
             embedder_options=embedder_options,
+            rescore=rescore,
         )
     if not ref.is_file():
         raise FileNotFoundError(f"package {package!r} has no resource {resource!r}")
@@ -699,4 +726,5 @@ def load_resource(
         source=f"{package}:{resource}",
         query_embedder=query_embedder,
         embedder_options=embedder_options,
+        rescore=rescore,
     )

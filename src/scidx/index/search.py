@@ -157,10 +157,10 @@ class Searcher:
                 if qvec is None:
                     return _NOTHING
             stage("retrieval")
-            scores = self.vector_scores(qvec)
             if params.min_score is None and not params.filters.active:
-                rows, scores = top_k_dense(scores, min(int(params.k), self.corpus.n))
+                rows, scores = self._vector_top_k(qvec, min(int(params.k), self.corpus.n))
                 return rows.tolist(), scores.tolist(), terms
+            scores = self.vector_scores(qvec)
             rows = np.arange(self.corpus.n, dtype=np.int64)
         else:
             if qvec is None:
@@ -195,6 +195,14 @@ class Searcher:
                 "it with `toolup-rag pack-docs`."
             )
         return rows, scores
+
+    def _vector_top_k(self, q: npt.NDArray[np.float32], k: int) -> tuple[_Rows, _Scores]:
+        """The best ``k`` rows by cosine; a binary index rescores its Hamming pre-ranking."""
+        store = self.corpus.store
+        pool = store.candidates(q, k) if store is not None else None
+        if pool is not None and store is not None:
+            return top_k(pool, store.score_rows(pool, q), k)
+        return top_k_dense(self.vector_scores(q), k)
 
     def vector_scores(self, q: npt.NDArray[np.float32]) -> _Scores:
         """Cosine scores of every chunk against the normalised query ``q``."""
