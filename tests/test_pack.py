@@ -643,3 +643,33 @@ def test_front_matter_change_shows_in_the_change_report(tmp_path: Path) -> None:
     check = pack_docs(cfg, check=True)
     assert check.stale and check.changes is not None
     assert check.changes.chunks_changed == ("docs/sub/b.md::0", "docs/sub/b.md:errors:0")
+
+
+def test_index_from_an_older_tokenizer_is_refused_then_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import scidx.build.cache as cache_mod
+    import scidx.build.incremental as incremental_mod
+    import scidx.index.bm25 as bm25_mod
+    from scidx.errors import UnsupportedFormatVersionError
+    from scidx.index.index import load
+    from scidx.tokenize import TOKENIZER_VERSION
+
+    cfg = make_project(tmp_path / "p")
+    out = tmp_path / "p" / "out" / "docs.scidx"
+    with monkeypatch.context() as m:  # what the previous scidx release wrote
+        for mod in (cache_mod, incremental_mod, bm25_mod):
+            m.setattr(mod, "TOKENIZER_VERSION", "scidx-tok-1")
+        pack_docs(cfg)
+    assert read_header(out.read_bytes()).meta["bm25"]["tokenizer"] == "scidx-tok-1"
+    with pytest.raises(UnsupportedFormatVersionError, match="rebuild the index"):
+        load(out)
+    # The sidecar does not call it up to date, and neither the old vectors nor the cache
+    # entries written under the old tokenizer go into the new index.
+    result = pack_docs(cfg)
+    assert not result.up_to_date
+    assert read_header(out.read_bytes()).meta["bm25"]["tokenizer"] == TOKENIZER_VERSION
+    load(out).close()
+    clean = make_project(tmp_path / "clean")
+    pack_docs(clean, use_cache=False)
+    assert out.read_bytes() == (tmp_path / "clean" / "out" / "docs.scidx").read_bytes()

@@ -31,7 +31,9 @@ import numpy.typing as npt
 import xxhash
 
 from scidx.embed.base import Embedder, Vectors
+from scidx.embed.hashing import PROVIDER_ID as HASHING_PROVIDER_ID
 from scidx.errors import ProviderError
+from scidx.tokenize import TOKENIZER_VERSION
 
 __all__ = [
     "CACHE_FILENAME",
@@ -90,6 +92,10 @@ def cache_key(provider_id: str, model_id: str, dimensions: int, text: str) -> by
     Returns:
         The xxh3-128 digest.
     """
+    if provider_id == HASHING_PROVIDER_ID:
+        # Hashing vectors are made from the tokenizer's terms, so a vector cached under another
+        # tokenizer version must not be found (the hashing model id did not change with it).
+        model_id = f"{model_id}/{TOKENIZER_VERSION}"
     h = xxhash.xxh3_128(_KEY_DOMAIN)
     for field in (provider_id, model_id, str(dimensions), text):
         # surrogatepass: a lone surrogate must hash, not crash the pack.

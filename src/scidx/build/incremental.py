@@ -25,6 +25,7 @@ from scidx.build.records import Record
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import embedding_text
 from scidx.errors import ConfigError, CorruptIndexError
+from scidx.tokenize import TOKENIZER_VERSION
 
 __all__ = [
     "SIDECAR_VERSION",
@@ -50,6 +51,8 @@ def inputs_digest(config: Config, stamp: Mapping[str, Any], files: Mapping[str, 
         canonical_json(
             {
                 "packer": PACKER_VERSION,
+                # A new tokenizer changes the BM25 arrays and hashing vectors of the same inputs.
+                "tokenizer": TOKENIZER_VERSION,
                 "generator": GENERATOR,
                 "config": config.canonical(),
                 "provider": dict(stamp),
@@ -141,9 +144,20 @@ def read_previous(
         seed: dict[bytes, np.ndarray] = {}
         old_stamp = header.meta.get("provider")
         new_stamp = embedder.stamp()
-        if isinstance(old_stamp, dict) and all(
-            old_stamp.get(k) == new_stamp.get(k)
-            for k in ("provider", "model", "dimensions", "normalization")
+        bm25_meta = header.meta.get("bm25")
+        old_tokenizer = bm25_meta.get("tokenizer") if isinstance(bm25_meta, dict) else None
+        # Hashing vectors are made from the tokenizer's terms: an index from another tokenizer
+        # version has vectors this one would not produce, so none of them is reused.
+        same_tokenizer = (
+            old_tokenizer == TOKENIZER_VERSION or new_stamp.get("provider") != "hashing"
+        )
+        if (
+            same_tokenizer
+            and isinstance(old_stamp, dict)
+            and all(
+                old_stamp.get(k) == new_stamp.get(k)
+                for k in ("provider", "model", "dimensions", "normalization")
+            )
         ):
             store = open_vectors(mm, header, n, embedder.dimensions)
             lossy = store.encoding != "float32" and encoding == "float32"
