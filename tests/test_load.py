@@ -258,6 +258,27 @@ def test_close_and_context_manager(index_path: Path) -> None:
     assert idx2.closed
 
 
+def test_hits_read_lazily_stay_valid_after_close(index_path: Path) -> None:
+    import copy
+    import gc
+    import pickle
+
+    with load(index_path) as eager_idx:
+        expected = [h.to_dict() for h in eager_idx.search("install kubectl cors", k=3)]
+    idx = load(index_path)
+    hits = idx.search("install kubectl cors", k=3)
+    assert hits and "text" not in hits[0].__dict__  # nothing read yet
+    idx.close()
+    del idx
+    gc.collect()
+    # A hit holds the index's arrays, so the mapping outlives close() until the hits go.
+    assert [h.to_dict() for h in hits] == expected
+    # Copies and pickles carry the values, not the index.
+    clone = pickle.loads(pickle.dumps(hits[0]))
+    assert clone == hits[0] and "_lazy" not in clone.__dict__
+    assert copy.deepcopy(hits[1]) == hits[1]
+
+
 def test_threads_share_one_index(index_path: Path) -> None:
     idx = load(index_path)
     queries = ["kubectl", "cors", "chunk size", "install version", "max_chunk_chars"]
@@ -431,13 +452,16 @@ def test_checksum_mismatch_only_with_verify(index_path: Path) -> None:
 
 
 def _exercise(idx: Index) -> None:
+    hits = []
     for mode in ("keyword", "vector", "hybrid"):
-        idx.search("install kubectl cors chunk", mode=mode, k=5)
-        idx.search("guide", mode=mode, k=5, source="guide/*", heading="cors")
-        idx.search("guide", mode=mode, k=5, metadata={"section": "guide"})
+        hits += idx.search("install kubectl cors chunk", mode=mode, k=5)
+        hits += idx.search("guide", mode=mode, k=5, source="guide/*", heading="cors")
+        hits += idx.search("guide", mode=mode, k=5, metadata={"section": "guide"})
     for i in range(len(idx)):
-        idx.chunk(i)
+        hits.append(idx.chunk(i))
     idx.get("guide/install.md:cors:0")
+    for hit in hits:  # hits read their fields lazily: reading must fail cleanly too
+        hit.to_dict()
 
 
 def test_truncation_at_every_offset_raises_only_index_format_errors(index_path: Path) -> None:

@@ -57,6 +57,18 @@ class Corpus:
     url_template: str | None = None
     store: VectorStore | None = None
 
+    def check_sources(self) -> None:
+        """Check, in one vectorised pass, that every chunk's source row is in range.
+
+        Raises:
+            CorruptIndexError: ``chunk.source`` points past the sources.
+        """
+        if self.n and int(self.chunk_source.max()) >= len(self.source_path):
+            raise CorruptIndexError(
+                f"{self.source}: array `chunk.source` points past the {len(self.source_path)} "
+                f"sources. {_REBUILD}"
+            )
+
     def source_of(self, row: int) -> int:
         """The source row of chunk ``row``, bounds-checked against the source tables.
 

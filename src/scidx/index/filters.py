@@ -141,16 +141,11 @@ class FilterMasks:
         return True
 
     def _chunk_sources(self) -> npt.NDArray[np.uint32]:
-        c = self.corpus
         if not self._sources_checked:
             # One vectorised pass the first time a filter needs it, not at load.
-            if c.n and int(c.chunk_source.max()) >= len(c.source_path):
-                raise CorruptIndexError(
-                    f"{c.source}: array `chunk.source` points past the {len(c.source_path)} "
-                    f"sources. {_REBUILD}"
-                )
+            self.corpus.check_sources()
             self._sources_checked = True
-        return c.chunk_source
+        return self.corpus.chunk_source
 
     def _source_meta(self, i: int) -> dict[str, Any]:
         raw = self.corpus.source_meta[i]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from scidx.errors import CorruptIndexError
@@ -28,6 +28,11 @@ DEFAULT_SNIPPET_CHARS = 240
 @dataclass(frozen=True)
 class Hit:
     """One search result.
+
+    Hits returned by a search read their text fields from the index on first access (most
+    callers show a few fields of a few hits), then keep them. A hit holds a reference to the
+    index's arrays, so it stays valid after ``Index.close()``: the memory map is released when
+    the last hit (or other view of it) is garbage-collected; reading never touches freed memory.
 
     Attributes:
         id: The chunk id (``source:anchor:ordinal`` for Markdown chunks).
@@ -53,6 +58,29 @@ class Hit:
     url: str | None = None
     query_terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     snippet_chars: int = field(default=DEFAULT_SNIPPET_CHARS, repr=False, compare=False)
+
+    if not TYPE_CHECKING:  # a typo'd attribute must still be a type error for mypy
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for an attribute the instance does not have: the not-yet-read fields
+            # of a hit made by HitRenderer (they are not class attributes, see below).
+            lazy = self.__dict__.get("_lazy")
+            if lazy is None or name not in _LAZY_FIELDS:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            value = lazy.read(self, name)
+            self.__dict__[name] = value
+            return value
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Every field, read (a pickled or deep-copied hit does not refer to the index)."""
+        state = {f.name: getattr(self, f.name) for f in fields(self)}
+        if "snippet" in self.__dict__:
+            state["snippet"] = self.__dict__["snippet"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`__getstate__`."""
+        self.__dict__.update(state)
 
     @functools.cached_property
     def snippet(self) -> str:
@@ -87,6 +115,14 @@ class Hit:
             "snippet": self.snippet,
             "url": self.url,
         }
+
+
+_LAZY_FIELDS = frozenset(("id", "source", "anchor", "heading_path", "title", "text", "url"))
+# Dataclass defaults live on as class attributes, which would answer before __getattr__ and hide
+# a lazy hit's fields; the generated __init__ keeps its own copy of the defaults.
+for _name in _LAZY_FIELDS:
+    if _name in Hit.__dict__:
+        delattr(Hit, _name)
 
 
 def _needles(terms: Sequence[str]) -> list[str]:
@@ -201,7 +237,7 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_C
 
 
 class HitRenderer:
-    """Builds :class:`Hit` objects for chunk rows of one corpus.
+    """Builds :class:`Hit` objects for chunk rows of one corpus; their fields are read lazily.
 
     Args:
         corpus: The index's arrays.
@@ -209,6 +245,7 @@ class HitRenderer:
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
+        self._sources_checked = False
 
     def hit(self, row: int, score: float, terms: Sequence[str], snippet_chars: int) -> Hit:
         """Build the :class:`Hit` for chunk ``row``.
@@ -216,31 +253,56 @@ class HitRenderer:
         Raises:
             CorruptIndexError: ``row`` or its source row is out of range.
         """
-        c = self.corpus
-        if not 0 <= row < c.n:
-            raise CorruptIndexError(
-                f"{c.source}: a posting points at chunk {row}, but the index has {c.n}. The "
-                "file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
-            )
-        s = c.source_of(row)
-        source = c.source_path[s]
-        anchor = c.chunk_anchor[row]
-        heading = c.chunk_heading[row]
-        return Hit(
-            id=c.chunk_id[row],
-            score=float(score),
-            source=source,
-            anchor=anchor,
-            heading_path=heading.split("\x1f") if heading else [],
-            title=c.source_title[s],
-            text=c.chunk_text[row],
-            url=render_url(c.url_template, source, anchor),
-            query_terms=tuple(terms),
-            snippet_chars=snippet_chars,
-        )
+        return self.hits([row], [score], terms, snippet_chars)[0]
 
     def hits(
         self, rows: Sequence[int], scores: Sequence[float], terms: Sequence[str], snippet_chars: int
     ) -> list[Hit]:
-        """Build the hits for ranked ``rows`` with their ``scores``."""
-        return [self.hit(r, s, terms, snippet_chars) for r, s in zip(rows, scores, strict=True)]
+        """Build the hits for ranked ``rows`` with their ``scores`` (fields read on access).
+
+        Raises:
+            CorruptIndexError: A row, or its source row, is out of range.
+        """
+        c = self.corpus
+        n = c.n
+        if not self._sources_checked:
+            c.check_sources()  # once: every later source row read is in range
+            self._sources_checked = True
+        terms = tuple(terms)
+        new = object.__new__
+        out = []
+        for row, score in zip(rows, scores, strict=True):
+            if not 0 <= row < n:
+                raise CorruptIndexError(
+                    f"{c.source}: a posting points at chunk {row}, but the index has {n}. The "
+                    "file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
+                )
+            hit = new(Hit)
+            hit.__dict__.update(
+                score=float(score),
+                query_terms=terms,
+                snippet_chars=snippet_chars,
+                _row=row,
+                _lazy=self,
+            )
+            out.append(hit)
+        return out
+
+    def read(self, hit: Hit, name: str) -> Any:
+        """Read field ``name`` of a lazy ``hit`` from the index."""
+        c = self.corpus
+        row: int = hit.__dict__["_row"]
+        if name == "id":
+            return c.chunk_id[row]
+        if name == "anchor":
+            return c.chunk_anchor[row]
+        if name == "text":
+            return c.chunk_text[row]
+        if name == "heading_path":
+            heading = c.chunk_heading[row]
+            return heading.split("\x1f") if heading else []
+        if name == "source":
+            return c.source_path[int(c.chunk_source[row])]
+        if name == "title":
+            return c.source_title[int(c.chunk_source[row])]
+        return render_url(c.url_template, hit.source, hit.anchor)  # "url"

@@ -140,10 +140,9 @@ class Match(Hit):
     @classmethod
     def from_hit(cls, hit: Hit, retriever: str = "") -> Match:
         """Wrap a search :class:`~scidx.index.hits.Hit` (its snippet, if computed, is kept)."""
-        fields = {f.name: getattr(hit, f.name) for f in _HIT_FIELDS}
-        match = cls(**fields, retriever=retriever)
-        if "snippet" in hit.__dict__:
-            match.__dict__["snippet"] = hit.__dict__["snippet"]
+        # A copy of the hit's state: fields it has not read yet stay lazy in the match too.
+        match = object.__new__(cls)
+        match.__dict__.update(hit.__dict__, retriever=retriever, raw_score=None)
         return match
 
     def to_dict(self) -> dict[str, Any]:
@@ -153,9 +152,6 @@ class Match(Hit):
         data["retriever"] = self.retriever
         data["rawScore"] = self.raw_score
         return data
-
-
-_HIT_FIELDS = tuple(f for f in fields(Hit) if f.init)
 
 
 @runtime_checkable
