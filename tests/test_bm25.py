@@ -191,3 +191,26 @@ def test_top_k_orders_by_score_then_row() -> None:
     r, _ = top_k(rows, scores, 100)
     assert r.tolist() == [1, 3, 2, 5, 0, 4]
     assert top_k(rows, scores, 0)[0].shape == (0,)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_keyword_top_k_equals_scoring_every_chunk_then_cutting(seed: int) -> None:
+    # The pruned top-k must pick exactly what ranking every scored chunk picks: same rows,
+    # same float32 scores, same tie order (ties are common: duplicate chunks, repeated terms).
+    rnd = random.Random(seed)
+    vocab = [f"w{i}" for i in range(rnd.choice((5, 40, 300)))]
+    n = rnd.choice((3, 50, 400, 3000))
+    bodies = [" ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 30))) for _ in range(n)]
+    bodies += bodies[: n // 5]  # exact duplicates tie
+    arrays, _ = build_arrays([""] * len(bodies), bodies)
+    bm = BM25Arrays(*(arrays[name] for name in bm25.ARRAY_NAMES))
+    lookup = bm25.PostingLookup(bm, len(bodies))
+    for _ in range(15):
+        terms = [rnd.choice(vocab) for _ in range(rnd.randint(1, 8))] + ["absent"]
+        k = rnd.choice((1, 2, 10, 70, 5000))
+        min_score = rnd.choice((None, None, 0.5, 3.0))
+        rows, scores = score_query(bm, terms)
+        keep = scores > 0 if min_score is None else scores >= np.float32(min_score)
+        want_rows, want_scores = top_k(rows[keep], scores[keep], k)
+        got = bm25.keyword_top_k(lookup.postings(terms), len(bodies), k, min_score)
+        assert got == (want_rows.tolist(), want_scores.tolist())

@@ -286,6 +286,27 @@ def test_bad_requests_raise_query_error(
         docs_index.search("cors", **kwargs)
 
 
+def test_cached_parameters_still_refuse_what_equals_a_valid_value(docs_index: Index) -> None:
+    docs_index.search("cors", k=1)  # caches the validated k=1 settings
+    with pytest.raises(QueryError, match="k must be a positive integer, got True"):
+        docs_index.search("cors", k=True)  # True == 1 and hashes alike, but is refused
+    with pytest.raises(QueryError, match="k must be a positive integer"):
+        docs_index.rank("cors", k=[1])  # type: ignore[arg-type]  # unhashable
+
+
+def test_search_batch_equals_one_search_per_query(corpus_index: Index) -> None:
+    queries = ["kubectl install", "", "the of", "cors configuration origins", "chunk size"]
+    for mode in ("keyword", "hybrid", "vector"):
+        for kwargs in ({"k": 3}, {"k": 50, "min_score": 0.1}, {"k": 4, "source": "doc1*"}):
+            batch = corpus_index.search_batch(queries, mode=mode, **kwargs)  # type: ignore[arg-type]
+            single = [corpus_index.search(q, mode=mode, **kwargs) for q in queries]  # type: ignore[arg-type]
+            assert batch == single
+    with pytest.raises(QueryError, match="a list of queries"):
+        corpus_index.search_batch("kubectl")
+    with pytest.raises(QueryError, match="k must be a positive integer"):
+        corpus_index.search_batch(["x"], k=0)
+
+
 def test_query_error_is_a_value_error(docs_index: Index) -> None:
     with pytest.raises(ValueError):
         docs_index.search("cors", k=0)

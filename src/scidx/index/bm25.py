@@ -27,11 +27,14 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from scidx.errors import CorruptIndexError
+from scidx.index.topk import top_k, top_k_sums
 from scidx.tokenize import TOKENIZER_VERSION, tokenize
 
 __all__ = [
@@ -40,10 +43,14 @@ __all__ = [
     "DEFAULT_HEADING_WEIGHT",
     "DEFAULT_K1",
     "BM25Arrays",
+    "PostingLookup",
+    "Postings",
     "build_arrays",
     "build_arrays_from_hashes",
     "hash_fields",
+    "keyword_top_k",
     "query_terms",
+    "score_postings",
     "score_query",
     "term_hash",
     "top_k",
@@ -226,6 +233,148 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(tokenize(query)))
 
 
+#: One query term's postings: chunk rows (ascending) and their BM25 impacts (views of the map),
+#: and, for its best impacts in descending order (at most :data:`TOP_IMPACTS` of them), the
+#: float32 just below each (``bars[k - 1]``: every chunk of a top ``k`` scores above it).
+Postings = tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32], list[float]]
+
+#: How many of a term's best impacts :class:`PostingLookup` remembers (the largest ``k`` for
+#: which :func:`keyword_top_k` can prune with them).
+TOP_IMPACTS = 64
+
+_UNSEEN: Any = object()
+
+
+class PostingLookup:
+    """Finds query terms' postings in one index, remembering the terms it has looked up.
+
+    A term costs one hash and one binary search over ``bm25.term_hash`` the first time; later
+    queries with the same term (a search box sees a small vocabulary) get its two posting views
+    from a dictionary. The memo is bounded, holds views (no copies), and is safe to share
+    between threads (a race only repeats a lookup). Each posting run is bounds-checked against
+    the chunk count when it is first read, so its rows can index per-chunk arrays safely.
+
+    Args:
+        arrays: The index's BM25 arrays.
+        n: The number of chunks.
+        source: The index's file name, for messages.
+    """
+
+    MAX_TERMS = 1 << 16
+
+    def __init__(self, arrays: BM25Arrays, n: int, source: str = "<index>") -> None:
+        self.arrays = arrays
+        self.n = n
+        self.source = source
+        self._memo: dict[str, Postings | None] = {}
+
+    def postings(self, terms: Sequence[str]) -> list[Postings]:
+        """The postings of those of ``terms`` that the index has, in the order given.
+
+        Raises:
+            CorruptIndexError: A posting points past the chunks.
+        """
+        memo = self._memo
+        out = []
+        for term in terms:
+            found = memo.get(term, _UNSEEN)
+            if found is _UNSEEN:
+                found = self._read(term)
+                if len(memo) >= self.MAX_TERMS:
+                    memo.clear()
+                memo[term] = found
+            if found is not None:
+                out.append(found)
+        return out
+
+    def _read(self, term: str) -> Postings | None:
+        a = self.arrays
+        th = a.term_hash
+        h = np.uint64(term_hash(term))
+        pos = int(th.searchsorted(h))
+        if pos >= th.shape[0] or th[pos] != h:
+            return None
+        start = int(a.term_ptr[pos])
+        # Clamp so a corrupt pointer can never index past the postings (verify=True checks it).
+        end = min(int(a.term_ptr[pos + 1]), a.post_doc.shape[0])
+        if start >= end:
+            return None
+        docs = a.post_doc[start:end]
+        top = int(docs.max())
+        if top >= self.n:
+            raise CorruptIndexError(
+                f"{self.source}: array `bm25.post_doc` points at chunk {top}, but the index "
+                f"has {self.n}. The file is truncated or corrupt; rebuild it with "
+                "`toolup-rag pack-docs`."
+            )
+        weights = a.post_weight[start:end]
+        m = min(TOP_IMPACTS, weights.shape[0])
+        best = np.sort(np.partition(weights, weights.shape[0] - m)[weights.shape[0] - m :])
+        # Anything that rounds to float32 b or above is >= the float32 just below b.
+        bars = np.nextafter(best[::-1], np.float32(-np.inf)).astype(np.float64)
+        return docs, weights, bars.tolist()
+
+
+def accumulate(
+    postings: Sequence[Postings], n: int
+) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Sum the impacts per chunk of two or more posting runs.
+
+    Returns:
+        A dense float64 score per chunk (``n`` of them), or ``(rows, float32 scores)`` of the
+        chunks present when the postings are much sparser than the chunks. Both add the
+        impacts in float64 in posting order, so they give identical sums.
+    """
+    docs = np.concatenate([p[0] for p in postings])
+    weights = np.concatenate([p[1] for p in postings])
+    # Every run was bounds-checked when looked up, so bincount's length is exactly n.
+    if n <= 16 * docs.shape[0]:
+        return np.asarray(np.bincount(docs, weights=weights, minlength=n), dtype=np.float64)
+    rows, inverse = np.unique(docs, return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=weights, minlength=rows.shape[0])
+    return rows.astype(np.int64), sums.astype(np.float32)
+
+
+def keyword_top_k(
+    postings: Sequence[Postings], n: int, k: int, min_score: float | None = None
+) -> tuple[list[int], list[float]]:
+    """The best ``k`` chunks for a query's postings, gathering only chunks that can make it.
+
+    The same result as :func:`score_postings` + :func:`top_k` + the ``min_score`` cut (a cut on
+    a lower bound commutes with taking the best k). Pruning: impacts are positive, so a chunk's
+    score is at least its impact for any one term, and the ``k``-th best impact of any single
+    term is a score that ``k`` chunks reach; only chunks scoring about that much are ranked.
+
+    Returns:
+        ``(rows, scores)`` as lists, score descending then row ascending; chunks scoring 0 or
+        below ``min_score`` are left out.
+    """
+    if not postings or k <= 0:
+        return [], []
+    low = max((p[2][k - 1] for p in postings if len(p[2]) >= k), default=0.0)
+    if len(postings) == 1:
+        docs, weights, _ = postings[0]
+        if low > 0:
+            keep = np.flatnonzero(weights >= low)
+            docs, weights = docs[keep], weights[keep]
+        rows, scores = top_k(docs.astype(np.int64), weights, k)
+    else:
+        summed = accumulate(postings, n)
+        if isinstance(summed, tuple):
+            rows, scores = top_k(summed[0], summed[1], k)
+        else:
+            rows, scores = top_k_sums(summed, k, low)
+    if min_score is not None and float(min_score) > 0:
+        keep_scores = scores >= np.float32(min_score)
+    elif low <= 0:  # not pruned: a float32 score may have rounded to 0
+        keep_scores = scores > 0
+    else:
+        return rows.tolist(), scores.tolist()
+    if not bool(keep_scores.all()):
+        rows, scores = rows[keep_scores], scores[keep_scores]
+    return rows.tolist(), scores.tolist()
+
+
 def score_query(
     arrays: BM25Arrays, terms: Sequence[str]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
@@ -239,60 +388,21 @@ def score_query(
         ``(rows, scores)``: the matching chunk rows ascending and their float32 BM25 scores.
         Chunks without any query term are absent (their score is 0).
     """
-    if not terms:
-        return np.zeros(0, np.int64), np.zeros(0, np.float32)
-    th = arrays.term_hash
-    v = th.shape[0]
-    qh = np.fromiter((term_hash(t) for t in terms), dtype=np.uint64, count=len(terms))
-    pos = np.searchsorted(th, qh)
-    # Keep the query terms the index has (one vectorised comparison, not one per term).
-    inside = pos < v
-    found = pos[inside][th[pos[inside]] == qh[inside]]
-    doc_parts: list[np.ndarray] = []
-    weight_parts: list[np.ndarray] = []
-    ptr = arrays.term_ptr
-    p_total = arrays.post_doc.shape[0]
-    starts = ptr[found].tolist()
-    ends = ptr[found + 1].tolist()
-    for start, end in zip(starts, ends, strict=True):
-        # Clamp so a corrupt pointer can never index past the postings (verify=True checks it).
-        end = min(end, p_total)
-        if start >= end:
-            continue
-        doc_parts.append(arrays.post_doc[start:end])
-        weight_parts.append(arrays.post_weight[start:end])
-    if not doc_parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.float32)
-    if len(doc_parts) == 1:
-        return doc_parts[0].astype(np.int64), np.asarray(weight_parts[0], dtype=np.float32)
-    all_docs = np.concatenate(doc_parts)
-    all_w = np.concatenate(weight_parts)
     n = arrays.doc_len.shape[0]
-    # Both paths add the impacts in float64 in posting order, so they give identical sums; the
-    # dense one avoids a sort when the postings are not much sparser than the chunks.
-    if n <= 16 * all_docs.shape[0] and int(all_docs.max()) < n:
-        dense = np.bincount(all_docs, weights=all_w, minlength=n)
-        rows = np.flatnonzero(dense)
-        return rows.astype(np.int64), dense[rows].astype(np.float32)
-    rows, inverse = np.unique(all_docs, return_inverse=True)
-    sums = np.bincount(inverse.reshape(-1), weights=all_w, minlength=rows.shape[0])
-    return rows.astype(np.int64), sums.astype(np.float32)
+    return score_postings(PostingLookup(arrays, n).postings(terms), n)
 
 
-def top_k(
-    rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float32], k: int
+def score_postings(
+    postings: Sequence[Postings], n: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """Return the ``k`` best ``(rows, scores)``, ordered by score descending then row ascending.
-
-    Ties at the cut are resolved by row too, so the result is fully deterministic.
-    """
-    m = scores.shape[0]
-    if k <= 0 or m == 0:
+    """:func:`score_query` for postings already looked up."""
+    if not postings:
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
-    if m > k:
-        part = np.argpartition(-scores, k - 1)[:k]
-        threshold = scores[part].min()
-        keep = np.flatnonzero(scores >= threshold)
-        rows, scores = rows[keep], scores[keep]
-    order = np.lexsort((rows, -scores))[:k]
-    return rows[order], scores[order]
+    if len(postings) == 1:
+        docs, weights, _ = postings[0]
+        return docs.astype(np.int64), np.asarray(weights, dtype=np.float32)
+    summed = accumulate(postings, n)
+    if isinstance(summed, tuple):
+        return summed
+    rows = np.flatnonzero(summed)
+    return rows.astype(np.int64), summed[rows].astype(np.float32)

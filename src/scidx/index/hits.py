@@ -270,6 +270,7 @@ class HitRenderer:
             self._sources_checked = True
         terms = tuple(terms)
         new = object.__new__
+        set_state = object.__setattr__  # Hit is frozen; its state is set in one step
         out = []
         for row, score in zip(rows, scores, strict=True):
             if not 0 <= row < n:
@@ -278,12 +279,16 @@ class HitRenderer:
                     "file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
                 )
             hit = new(Hit)
-            hit.__dict__.update(
-                score=float(score),
-                query_terms=terms,
-                snippet_chars=snippet_chars,
-                _row=row,
-                _lazy=self,
+            set_state(
+                hit,
+                "__dict__",
+                {
+                    "score": float(score),
+                    "query_terms": terms,
+                    "snippet_chars": snippet_chars,
+                    "_row": row,
+                    "_lazy": self,
+                },
             )
             out.append(hit)
         return out

@@ -22,7 +22,7 @@ import json
 import mmap
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
@@ -358,18 +358,58 @@ class Index:
             >>> hits[0].to_dict()["headingPath"]  # doctest: +SKIP
             ['Tutorial', 'CORS']
         """
-        params = SearchParams(
-            k=k,
-            mode=mode,
-            alpha=alpha,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            metadata=metadata,
-            snippet_chars=snippet_chars,
-            query_vector=query_vector,
+        params = SearchParams.of(
+            k, mode, alpha, min_score, source, heading, metadata, snippet_chars, query_vector
         )
         return self._live().search(query, params, on_stage)
+
+    def search_batch(
+        self,
+        queries: Sequence[str],
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        alpha: float = DEFAULT_ALPHA,
+        min_score: float | None = None,
+        source: str | None = None,
+        heading: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
+    ) -> list[list[Hit]]:
+        """Search for many queries with the same settings: one hit list per query, in order.
+
+        The same results as calling :meth:`search` for each query; the settings are validated
+        once for the whole batch.
+
+        Args:
+            queries: The queries (each as for :meth:`search`).
+            k: As for :meth:`search`.
+            mode: As for :meth:`search`.
+            alpha: As for :meth:`search`.
+            min_score: As for :meth:`search`.
+            source: As for :meth:`search`.
+            heading: As for :meth:`search`.
+            metadata: As for :meth:`search`.
+            snippet_chars: As for :meth:`search`.
+
+        Returns:
+            For each query, its hits ordered by score descending, then by chunk id.
+
+        Raises:
+            QueryError: As for :meth:`search`, or ``queries`` is a single string.
+            QueryEmbeddingError: As for :meth:`search`.
+
+        Example:
+            >>> [len(h) for h in idx.search_batch(["cors", "cache"], k=3)]  # doctest: +SKIP
+            [3, 3]
+        """
+        if isinstance(queries, str):
+            raise QueryError("search_batch takes a list of queries, not one string; use search")
+        params = SearchParams.of(
+            k, mode, alpha, min_score, source, heading, metadata, snippet_chars
+        )
+        searcher = self._live()
+        return [searcher.search(query, params) for query in queries]
 
     def search_with(
         self,
@@ -411,15 +451,8 @@ class Index:
             >>> idx.rank("configure CORS", k=3, mode="keyword")  # doctest: +SKIP
             [('tutorial/cors.md:cors:0', 7.31), ...]
         """
-        params = SearchParams(
-            k=k,
-            mode=mode,
-            alpha=alpha,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            metadata=metadata,
-            query_vector=query_vector,
+        params = SearchParams.of(
+            k, mode, alpha, min_score, source, heading, metadata, query_vector=query_vector
         )
         return self._live().rank(query, params)
 

@@ -85,8 +85,69 @@ class SearchParams:
         # Normalised once here: the searcher reads these on every query.
         object.__setattr__(self, "_filters", Filters.make(self.source, self.heading, self.metadata))
 
+    @classmethod
+    def of(
+        cls,
+        k: int = 10,
+        mode: str = "hybrid",
+        alpha: float = DEFAULT_ALPHA,
+        min_score: float | None = None,
+        source: str | None = None,
+        heading: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
+        query_vector: Any | None = None,
+    ) -> SearchParams:
+        """``SearchParams(...)``, reusing an equal object validated before when there is one.
+
+        A search box repeats the same settings on every query; this skips re-validating them.
+        Parameters with a metadata filter or a query vector are always made afresh.
+        """
+        if metadata is not None or query_vector is not None:
+            return cls(
+                k=k,
+                mode=mode,
+                alpha=alpha,
+                min_score=min_score,
+                source=source,
+                heading=heading,
+                metadata=metadata,
+                snippet_chars=snippet_chars,
+                query_vector=query_vector,
+            )
+        # Types are part of the key: k=True equals k=1 but must still be refused.
+        key = (
+            *(type(k), k, mode, type(alpha), alpha, type(min_score), min_score),
+            *(source, heading, type(snippet_chars), snippet_chars),
+        )
+        try:
+            found = _MEMO.get(key)
+            hashable = True
+        except TypeError:  # an unhashable (so invalid) value: let validation explain it
+            found, hashable = None, False
+        if found is None:
+            found = cls(
+                k=k,
+                mode=mode,
+                alpha=alpha,
+                min_score=min_score,
+                source=source,
+                heading=heading,
+                snippet_chars=snippet_chars,
+            )
+            if hashable:
+                if len(_MEMO) >= _MEMO_MAX:
+                    _MEMO.clear()
+                _MEMO[key] = found
+        return found
+
     @property
     def filters(self) -> Filters:
         """The validated filters (source, heading, metadata) as one value."""
         filters: Filters = self.__dict__["_filters"]
         return filters
+
+
+# Validated parameters by value (see SearchParams.of); bounded, shared by every index.
+_MEMO: dict[tuple[object, ...], SearchParams] = {}
+_MEMO_MAX = 256
