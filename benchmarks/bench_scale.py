@@ -188,7 +188,8 @@ def quality(shared: Path, tmp: Path) -> None:
     from scidx.evaluation.beir import read_beir
     from scidx.evaluation.metrics import ndcg_at, recall_at
 
-    corpus, queries, qrels = read_beir(shared / "beir" / "scifact", split="train")
+    data = read_beir(shared / "beir" / "scifact", split="train")
+    corpus, queries, qrels = data.corpus, data.queries, data.qrels
     records = [{"id": d, "title": t, "text": x} for d, t, x in corpus]
     cache = tmp / "cache"
     paths = {}
