@@ -35,3 +35,37 @@ def test_runtime_imports_stay_light(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+KEYWORD_SCRIPT = """
+import sys
+import scidx
+idx = scidx.load(sys.argv[1])
+assert idx.search("install kubectl", mode="keyword", k=3)
+idx.rank("install kubectl", mode="keyword", k=3)
+# Start-up cost (benchmarks/bench_startup.py): a keyword search needs no embedder, no JSON and
+# no importlib.resources; they are imported when a query vector, a metadata read or a packaged
+# index needs them.
+unneeded = sorted(
+    {"scidx.embed", "scidx.embed.hashing", "scidx.embed.registry", "json",
+     "importlib.resources", "fnmatch"} & set(sys.modules)
+)
+assert not unneeded, unneeded
+from scidx.embed.hashing import PROVIDER_ID
+from scidx.index import query
+assert query._HASHING == PROVIDER_ID
+print("ok")
+"""
+
+
+def test_keyword_search_imports_no_embedder(tmp_path: Path) -> None:
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(build_index(DOCS))
+    result = subprocess.run(
+        [sys.executable, "-c", KEYWORD_SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

@@ -5,7 +5,7 @@ Runtime module: numpy and the stdlib only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,6 +27,10 @@ class StringLookup(Protocol):
     def __len__(self) -> int: ...
 
     def __getitem__(self, i: int) -> str: ...
+
+    def take(self, rows: Sequence[int]) -> list[str]:
+        """The strings of ``rows``, in order."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,6 @@ Runtime module: numpy and the stdlib only.
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -128,6 +126,8 @@ class FilterMasks:
         if pattern is not None:
             path = self.corpus.source_path[i]
             if any(ch in pattern for ch in "*?["):
+                import fnmatch  # only glob filters need it; not imported at start-up
+
                 if not fnmatch.fnmatchcase(path, pattern):
                     return False
             elif not path.startswith(pattern):
@@ -150,6 +150,8 @@ class FilterMasks:
     def _source_meta(self, i: int) -> dict[str, Any]:
         raw = self.corpus.source_meta[i]
         try:
+            import json  # only metadata filters need it; not imported at start-up
+
             value = json.loads(raw) if raw else {}
         except ValueError:
             raise CorruptIndexError(

@@ -997,6 +997,29 @@ class StringTable:
                 f"string table `{self.name}` row {i} is not valid UTF-8 ({exc.reason})"
             ) from None
 
+    def take(self, rows: Sequence[int]) -> list[str]:
+        """Strings ``rows`` (each in range, as for ``[]``), faster than one ``[]`` per row.
+
+        Raises:
+            IndexError: A row is out of range.
+            CorruptIndexError: As for ``[]``.
+        """
+        off, data, nbytes, n = self._fast_offsets, self._fast_data, self._nbytes, self._len
+        if off is None or data is None:
+            return [self[i] for i in rows]
+        out = []
+        for i in rows:
+            if 0 <= i < n:
+                start, end = off[i], off[i + 1]
+                if start <= end <= nbytes:
+                    try:
+                        out.append(str(data[start:end], "utf-8"))
+                        continue
+                    except UnicodeDecodeError:
+                        pass
+            out.append(self[i])  # the checked path raises the right error
+        return out
+
     def __iter__(self) -> Iterator[str]:
         """Iterate over all strings in row order."""
         for i in range(self._len):

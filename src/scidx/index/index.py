@@ -18,13 +18,10 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -563,7 +560,7 @@ class Index:
         for i in range(len(corpus.source_path)):
             raw = corpus.source_meta[i]
             try:
-                value = json.loads(raw) if raw else {}
+                value = _json_loads(raw) if raw else {}
             except ValueError:
                 raise _corrupt(corpus.source, f"`source.meta` row {i} is not JSON") from None
             out[corpus.source_path[i]] = value if isinstance(value, dict) else {}
@@ -662,6 +659,12 @@ def load(
         raise
 
 
+def _json_loads(raw: str) -> Any:
+    import json  # only metadata reads need it; not imported at start-up
+
+    return json.loads(raw)
+
+
 def _close_quietly(mm: mmap.mmap) -> None:
     try:
         mm.close()
@@ -739,6 +742,10 @@ def load_resource(
         FileNotFoundError: The resource does not exist.
         IndexFormatError: As for :func:`load`.
     """
+    # Imported here: a process that loads from a path never pays for importlib.resources.
+    from importlib import resources
+    from pathlib import Path
+
     ref = resources.files(package)
     for part in resource.replace("\\", "/").split("/"):
         if part:

@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
-from scidx.embed.hashing import PROVIDER_ID as HASHING_PROVIDER_ID
-from scidx.embed.hashing import HashingEmbedder
-from scidx.embed.registry import resolve_provider
 from scidx.errors import EmbeddingError, QueryEmbeddingError, QueryError
 
+if TYPE_CHECKING:
+    from scidx.embed.hashing import HashingEmbedder
+
 __all__ = ["QueryEncoder", "describe_stamp", "stamps_match"]
+
+#: The built-in offline provider's name (``scidx.embed.hashing.PROVIDER_ID``, which is imported
+#: only when a query is embedded: keyword search never loads the embedders).
+_HASHING = "hashing"
 
 _HINT = 'pass query_vector=..., or search with mode="keyword"'
 
@@ -100,13 +103,16 @@ class QueryEncoder:
         """
         with self._lock:
             if self._embedder is None:
-                if self.stamp.get("provider") == HASHING_PROVIDER_ID:
+                if self.stamp.get("provider") == _HASHING:
                     self._embedder = self._hashing()
                 else:
                     self._embedder = self._checked(self._from_provider())
             return self._embedder
 
     def _hashing(self) -> HashingEmbedder:
+        from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
+        from scidx.embed.hashing import HashingEmbedder
+
         stamp = self.stamp
         if stamp.get("model") != HASHING_MODEL_ID:
             raise QueryEmbeddingError(
@@ -125,6 +131,8 @@ class QueryEncoder:
     def _from_provider(self) -> Any:
         stamp = self.stamp
         provider = stamp.get("provider")
+        from scidx.embed.registry import resolve_provider
+
         try:
             module = resolve_provider(provider)
         except LookupError:

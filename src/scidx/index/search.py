@@ -122,8 +122,7 @@ class Searcher:
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:
         """Chunk ids and scores only, in result order (the engine behind ``Index.rank``)."""
         rows, scores, _ = self.select(query, params)
-        ids = self.corpus.chunk_id
-        return [(ids[r], s) for r, s in zip(rows, scores, strict=True)]
+        return list(zip(self.corpus.chunk_id.take(rows), scores, strict=True))
 
     def select(
         self,
