@@ -67,6 +67,8 @@ __all__ = [
 
 PRF_DOCS = 3
 PRF_BETA = 2.0
+#: The most decoded chunk ids :meth:`Searcher.chunk_ids` remembers.
+ID_MEMO = 1 << 16
 
 _Rows = npt.NDArray[np.int64]
 _Scores = npt.NDArray[np.float32]
@@ -106,6 +108,7 @@ class Searcher:
         self.filters = FilterMasks(corpus)
         self.renderer = HitRenderer(corpus)
         self.postings = PostingLookup(corpus.bm25, corpus.n, corpus.source)
+        self._ids: dict[int, str] = {}
 
     def search(
         self,
@@ -122,7 +125,24 @@ class Searcher:
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:
         """Chunk ids and scores only, in result order (the engine behind ``Index.rank``)."""
         rows, scores, _ = self.select(query, params)
-        return list(zip(self.corpus.chunk_id.take(rows), scores, strict=True))
+        return list(zip(self.chunk_ids(rows), scores, strict=True))
+
+    def chunk_ids(self, rows: list[int]) -> list[str]:
+        """The chunk ids of ``rows``; ids read before come from a bounded memo.
+
+        Rankings keep returning the same popular chunks, and an id is short, so remembering
+        decoded ids (at most :data:`ID_MEMO` of them) saves most of the string decoding.
+        """
+        memo = self._ids
+        found = [memo.get(r) for r in rows]
+        if None not in found:
+            return found  # type: ignore[return-value]  # no None left
+        missing = [r for r, v in zip(rows, found, strict=True) if v is None]
+        read = dict(zip(missing, self.corpus.chunk_id.take(missing), strict=True))
+        if len(memo) + len(read) > ID_MEMO:
+            memo.clear()
+        memo.update(read)  # another thread may clear it meanwhile: answer from `read`
+        return [v if v is not None else read[r] for r, v in zip(rows, found, strict=True)]
 
     def select(
         self,
