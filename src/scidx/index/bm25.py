@@ -165,31 +165,55 @@ def build_arrays_from_hashes(
     if not heading_weight:
         heading_hashes = [np.zeros(0, dtype=np.uint64)] * n
 
-    # Per chunk: its heading terms, then its body terms (the order only feeds sums below).
-    parts = [p for pair in zip(heading_hashes, body_hashes, strict=True) for p in pair]
-    lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
-    hashes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-    # np.unique sorts the hashes; a (practically impossible) 64-bit collision merges two terms,
-    # which is exactly what the query side would do too.
-    term_hashes, tid = np.unique(hashes, return_inverse=True)
-    tid = tid.reshape(-1)
+    # Pass 1, a block of chunks at a time: each chunk's distinct terms with their weighted term
+    # frequency, so that only the P postings (not every term occurrence) are ever held
+    # together. The result does not depend on the block size: each (term, chunk) run is summed
+    # on its own (exactly, for field weights that are small binary fractions such as 2.0).
+    post_hash_parts: list[npt.NDArray[np.uint64]] = []
+    post_doc_parts: list[npt.NDArray[np.uint32]] = []
+    tf_parts: list[npt.NDArray[np.float64]] = []
+    dl_float = np.zeros(n, dtype=np.float64)
+    for start in range(0, n, _BUILD_BLOCK):
+        stop = min(start + _BUILD_BLOCK, n)
+        pairs = zip(heading_hashes[start:stop], body_hashes[start:stop], strict=True)
+        parts = [p for pair in pairs for p in pair]
+        lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
+        hashes = np.concatenate(parts).astype(np.uint64, copy=False)
+        did = np.repeat(np.repeat(np.arange(start, stop, dtype=np.int64), 2), lengths)
+        weight = np.repeat(np.tile(np.array([heading_weight, 1.0]), stop - start), lengths)
+        dl_float[start:stop] = np.bincount(did - start, weights=weight, minlength=stop - start)
+        if not hashes.shape[0]:
+            continue
+        order = np.lexsort((did, hashes))
+        hashes, did, weight = hashes[order], did[order], weight[order]
+        first = np.ones(hashes.shape[0], dtype=bool)
+        first[1:] = (hashes[1:] != hashes[:-1]) | (did[1:] != did[:-1])
+        runs = np.flatnonzero(first)
+        post_hash_parts.append(hashes[runs])
+        post_doc_parts.append(did[runs].astype(np.uint32))
+        tf_parts.append(np.add.reduceat(weight, runs))
+    post_hash = _concat(post_hash_parts, np.uint64)
+    post_doc = _concat(post_doc_parts, np.uint32)
+    tf = _concat(tf_parts, np.float64)
+    del post_hash_parts, post_doc_parts, tf_parts
+
+    # Pass 2: CSR order, terms by hash, chunks ascending within a term. A (practically
+    # impossible) 64-bit collision merges two terms, which is what the query side does too.
+    order = np.lexsort((post_doc, post_hash))
+    post_hash, post_doc, tf = post_hash[order], post_doc[order], tf[order]
+    del order
+    new_term = np.ones(post_hash.shape[0], dtype=bool)
+    new_term[1:] = post_hash[1:] != post_hash[:-1]
+    term_start = np.flatnonzero(new_term)
+    term_hashes = post_hash[term_start]
     v = int(term_hashes.shape[0])
-    did = np.repeat(np.repeat(np.arange(n, dtype=np.int64), 2), lengths)
-    field_weight = np.tile(np.array([heading_weight, 1.0], dtype=np.float64), n)
-    weight = np.repeat(field_weight, lengths)
+    post_term = np.cumsum(new_term, dtype=np.int64) - 1
+    del post_hash, new_term
 
-    # Term-major keys give CSR order directly: terms by hash, chunks ascending within a term.
-    key = tid.astype(np.int64) * max(n, 1) + did
-    ukey, inverse = np.unique(key, return_inverse=True)
-    tf = np.bincount(inverse.reshape(-1), weights=weight, minlength=ukey.shape[0])
-    post_term = ukey // max(n, 1)
-    post_doc = (ukey % max(n, 1)).astype(np.uint32)
-
-    dl_float = np.bincount(did, weights=weight, minlength=n) if n else np.zeros(0)
     doc_len = np.rint(dl_float).astype(np.uint32)
     avgdl = float(doc_len.mean()) if n and doc_len.any() else 1.0
 
-    df_count = np.bincount(post_term, minlength=v)
+    df_count = np.diff(np.append(term_start, post_doc.shape[0]))
     term_ptr = np.zeros(v + 1, dtype=np.uint64)
     term_ptr[1:] = np.cumsum(df_count, dtype=np.uint64)
     df = df_count.astype(np.float64)
@@ -215,6 +239,14 @@ def build_arrays_from_hashes(
         "queryTerms": "distinct",
     }
     return arrays, meta
+
+
+_BUILD_BLOCK = 8192
+"""Chunks whose term occurrences are reduced to postings at a time (bounds build memory)."""
+
+
+def _concat(parts: Sequence[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 @dataclass(frozen=True)
