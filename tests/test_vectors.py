@@ -384,3 +384,20 @@ def test_compact_vectors_are_not_reused_for_a_float32_index(
     data = (tmp_path / "out.scidx").read_bytes()
     pack_docs(cfg, force=True, use_cache=False)
     assert (tmp_path / "out.scidx").read_bytes() == data
+
+
+def test_threaded_int8_scores_equal_single_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scidx.index.vectors as vectors_mod
+
+    v = _unit_rows(3000, 48, seed=5)
+    arrays = encode_vectors(v, "int8")
+    store = vectors_mod.Int8Vectors(arrays["vectors.i8"], arrays["vectors.scale"], "<t>")
+    q = v[17]
+    monkeypatch.setattr(vectors_mod, "_THREADED_ROWS", 10**9)
+    single = store @ q
+    monkeypatch.setattr(vectors_mod, "_THREADED_ROWS", 1)
+    monkeypatch.setattr(vectors_mod, "_threads", lambda: 3)
+    np.testing.assert_array_equal(store @ q, single)
+    codes = arrays["vectors.i8"].view(np.int8).astype(np.float64)
+    decoded = codes * arrays["vectors.scale"][:, None]
+    np.testing.assert_allclose(single, decoded @ q, atol=1e-5)

@@ -37,7 +37,10 @@ Runtime module: numpy and the stdlib only (plus :mod:`scidx.index.format`).
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
+import os
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -280,6 +283,27 @@ def vectors_meta_of(arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 
 
+_THREADED_ROWS = 65536
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _threads() -> int:
+    """Threads for scoring int8 rows: one per core, at most 4."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process-wide scoring pool, created on first use (daemon threads, idle when unused)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_threads(), thread_name_prefix="scidx-int8"
+            )
+        return _POOL
+
+
 def _corrupt(source: str, what: str) -> CorruptIndexError:
     return CorruptIndexError(f"{source}: {what}. {REBUILD_HINT}")
 
@@ -379,18 +403,32 @@ class Int8Vectors(VectorStore):
         return int(self.codes.nbytes + self.scale.nbytes)
 
     def __matmul__(self, q: npt.NDArray[np.float32]) -> _Scores:
-        n, d = self.shape
+        n = self.shape[0]
         q = np.asarray(q, dtype=_F32)
         out = np.empty(n, dtype=_F32)
-        buf = np.empty((min(SCORE_BLOCK, n), d), dtype=_F32)
+        # Large matrices are split over threads (numpy releases the GIL in the conversion and
+        # the product), like the BLAS matvec of a float32 index uses every core. The split
+        # points are multiples of SCORE_BLOCK, so every row is scored in the same block, with
+        # the same result, however many threads run.
+        parts = _threads() if n >= _THREADED_ROWS else 1
+        step = -(-n // parts // SCORE_BLOCK) * SCORE_BLOCK if parts > 1 else n
+        ranges = [(start, min(start + step, n)) for start in range(0, n, max(step, 1))]
+        if len(ranges) > 1:
+            list(_pool().map(lambda r: self._score_range(q, out, *r), ranges))
+        else:
+            self._score_range(q, out, 0, n)
+        np.multiply(out, self.scale, out=out)
+        return out
+
+    def _score_range(self, q: npt.NDArray[np.float32], out: _Scores, first: int, last: int) -> None:
+        d = self.shape[1]
+        buf = np.empty((min(SCORE_BLOCK, max(last - first, 1)), d), dtype=_F32)
         codes = self.codes
-        for start in range(0, n, SCORE_BLOCK):
-            stop = min(start + SCORE_BLOCK, n)
+        for start in range(first, last, SCORE_BLOCK):
+            stop = min(start + SCORE_BLOCK, last)
             block = buf[: stop - start]
             np.copyto(block, codes[start:stop], casting="unsafe")
             np.matmul(block, q, out=out[start:stop])
-        np.multiply(out, self.scale, out=out)
-        return out
 
     def __getitem__(self, rows: Any) -> _FloatMatrix:
         codes = self.codes[rows].astype(_F32)
