@@ -284,6 +284,7 @@ def test_cors(index_dir: Path) -> None:
             },
         )
         assert preflight.status_code == 200
+        assert preflight.headers["x-content-type-options"] == "nosniff"
         assert "POST" in preflight.headers["access-control-allow-methods"]
     # No origins configured: no CORS headers at all.
     app = create_app([index_dir / "docs.scidx"], WebSettings(token_env=None))

@@ -260,9 +260,8 @@ def _page_handlers(store: IndexSet, title: str) -> tuple[Handler, Handler]:
 def _middleware(settings: WebSettings) -> list[Middleware]:
     middleware = [Middleware(_SecurityHeaders)]
     if settings.cors_origins:
-        # Outermost, so that preflight requests (which carry no token) are answered first.
-        middleware.insert(
-            0,
+        # Before the routes, so that preflight requests (which carry no token) are answered.
+        middleware.append(
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
