@@ -94,6 +94,10 @@ def serve_command(
         bool,
         typer.Option("--verify/--no-verify", help="Check every checksum when (re)loading."),
     ] = True,
+    search_threads: Annotated[
+        int,
+        typer.Option("--search-threads", help="Searches running at once (0: one per core)."),
+    ] = 0,
     title: Annotated[str, typer.Option("--title", help="The search page's heading.")] = "Search",
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
@@ -129,6 +133,7 @@ def serve_command(
         cors_origins=tuple(cors_origin or ()),
         reload_interval=reload_interval,
         verify=verify,
+        search_threads=search_threads,
     )
     store = None
     try:

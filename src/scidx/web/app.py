@@ -43,7 +43,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scidx.index.index import Index
-from scidx.web.common import ApiError, WebSettings, error_response, json_response
+from scidx.web.common import (
+    ApiError,
+    SearchSlots,
+    WebSettings,
+    error_response,
+    json_response,
+)
 from scidx.web.openai_api import OpenAIRoutes
 from scidx.web.search_api import make_search_endpoint
 from scidx.web.store import IndexSet
@@ -141,7 +147,8 @@ def create_app(
     owned = not isinstance(indexes, IndexSet)
     store = indexes if isinstance(indexes, IndexSet) else IndexSet(indexes, verify=settings.verify)
     protected = _bearer_guard(settings)
-    openai = OpenAIRoutes(store, settings, _front_matter_reader())
+    slots = SearchSlots(settings.search_threads)
+    openai = OpenAIRoutes(store, settings, _front_matter_reader(), slots)
     page, static = _page_handlers(store, title)
 
     async def healthz(request: Request) -> Response:
@@ -155,7 +162,7 @@ def create_app(
         Route("/", page, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
-        Route("/search", protected(make_search_endpoint(store, settings)), methods=["GET"]),
+        Route("/search", protected(make_search_endpoint(store, settings, slots)), methods=["GET"]),
         Route("/v1/vector_stores", protected(openai.list_stores), methods=["GET"]),
         Route("/v1/vector_stores", read_only, methods=write),
         Route("/v1/vector_stores/{store_id}", protected(openai.get_store), methods=["GET"]),

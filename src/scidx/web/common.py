@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote_to_bytes
 
+import anyio
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -26,6 +29,7 @@ from scidx.errors import ConfigError, QueryEmbeddingError, QueryError, ScidxErro
 
 __all__ = [
     "ApiError",
+    "SearchSlots",
     "WebSettings",
     "check_text",
     "error_response",
@@ -36,6 +40,7 @@ __all__ = [
 ]
 
 MODES = ("hybrid", "keyword", "vector")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ class WebSettings:
         reload_interval: Seconds between checks for replaced index files; 0 turns reloading
             off.
         verify: Check every checksum when loading or reloading an index file.
+        search_threads: Searches running at once; more requests wait their turn. Searching is
+            CPU-bound, so running more than the machine has cores only makes every request
+            slower (measured by ``benchmarks/bench_serve.py``); 0 means one per core.
     """
 
     max_k: int = 50
@@ -65,6 +73,7 @@ class WebSettings:
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     reload_interval: float = 0.0
     verify: bool = True
+    search_threads: int = 0
 
     def validate(self) -> None:
         """Raise :class:`~scidx.errors.ConfigError` for a setting out of range."""
@@ -80,6 +89,25 @@ class WebSettings:
             raise ConfigError(f"max_query_chars must be positive, got {self.max_query_chars}")
         if not math.isfinite(self.reload_interval) or self.reload_interval < 0:
             raise ConfigError(f"reload_interval must be >= 0 seconds, got {self.reload_interval}")
+        if not 0 <= self.search_threads <= 256:
+            raise ConfigError(f"search_threads must be in 0..256, got {self.search_threads}")
+
+
+class SearchSlots:
+    """Runs blocking searches on worker threads, at most ``threads`` at once.
+
+    The limiter is made on first use, inside the server's event loop (anyio needs one).
+    """
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads or os.cpu_count() or 1
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    async def run(self, func: Callable[[], T]) -> T:
+        """``func()`` on a worker thread once a slot is free."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.threads)
+        return await anyio.to_thread.run_sync(func, limiter=self._limiter)
 
 
 class ApiError(Exception):

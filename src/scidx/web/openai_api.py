@@ -39,7 +39,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -47,6 +46,7 @@ from scidx.errors import ScidxError
 from scidx.index.index import Index
 from scidx.web.common import (
     ApiError,
+    SearchSlots,
     WebSettings,
     check_fields,
     check_text,
@@ -350,6 +350,7 @@ class OpenAIRoutes:
         indexes: The served indexes.
         settings: The app's limits.
         front_matter: ``(index, source path) -> front matter`` for result attributes.
+        slots: Where searches run (shared with ``GET /search``).
     """
 
     def __init__(
@@ -357,7 +358,9 @@ class OpenAIRoutes:
         indexes: IndexSet,
         settings: WebSettings,
         front_matter: Callable[[Index, str], Mapping[str, Any]],
+        slots: SearchSlots,
     ) -> None:
+        self.slots = slots
         self.indexes = indexes
         self.settings = settings
         self.front_matter = front_matter
@@ -491,7 +494,7 @@ class OpenAIRoutes:
                 except ScidxError as exc:
                     raise from_scidx_error(exc, "query") from None
 
-        data = await run_in_threadpool(run)
+        data = await self.slots.run(run)
         return json_response(
             {
                 "object": "vector_store.search_results.page",
@@ -556,7 +559,7 @@ class OpenAIRoutes:
                 except ScidxError as exc:
                     raise from_scidx_error(exc, "input") from None
 
-        vectors = await run_in_threadpool(run)
+        vectors = await self.slots.run(run)
         data = []
         for i, vec in enumerate(vectors):
             arr = np.asarray(vec, dtype="<f4").reshape(-1)

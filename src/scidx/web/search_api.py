@@ -18,7 +18,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -27,6 +26,7 @@ from scidx.index.index import Index
 from scidx.web.common import (
     MODES,
     ApiError,
+    SearchSlots,
     WebSettings,
     check_text,
     from_scidx_error,
@@ -97,7 +97,9 @@ def _fuse(lists: list[list[dict[str, Any]]], k: int) -> list[dict[str, Any]]:
     return [row for *_, row in scored[:k]]
 
 
-def make_search_endpoint(indexes: IndexSet, settings: WebSettings) -> Callable[[Request], Any]:
+def make_search_endpoint(
+    indexes: IndexSet, settings: WebSettings, slots: SearchSlots
+) -> Callable[[Request], Any]:
     """The ``GET /search`` handler over ``indexes``."""
 
     async def search_endpoint(request: Request) -> Response:
@@ -149,7 +151,7 @@ def make_search_endpoint(indexes: IndexSet, settings: WebSettings) -> Callable[[
                     raise from_scidx_error(exc) from None
             return lists[0] if len(lists) == 1 else _fuse(lists, k)
 
-        hits = await run_in_threadpool(run)
+        hits = await slots.run(run)
         return json_response({"query": query, "mode": mode, "k": k, "group": group, "hits": hits})
 
     return search_endpoint
