@@ -175,6 +175,10 @@ def serve_command(
         access_log=access_log,
         lifespan="on",
         timeout_graceful_shutdown=5,
+        # uvicorn's default of 5 s closes an idle keep-alive connection just as a busy client
+        # reuses it (a ReadError on its side, seen under load in bench_serve.py); 30 s makes that
+        # race rare without holding idle sockets for long.
+        timeout_keep_alive=30,
         server_header=False,
     )
     server = uvicorn.Server(config)
