@@ -363,6 +363,7 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="passed to toolup-rag serve (default: its own, one per core)",
     )
+    parser.add_argument("--sizes", default="5k,100k", help="index sizes: 5k, 100k or both")
     parser.add_argument("--quick", action="store_true", help="5k only, short runs")
     args = parser.parse_args(argv)
     if args.quick:
@@ -374,7 +375,9 @@ def main(argv: list[str] | None = None) -> None:
 
     corpus, queries = read_scifact(args.shared)
     OUT.mkdir(exist_ok=True)
-    sizes = {"5k": 1} if args.quick else {"5k": 1, "100k": 20}
+    known = {"5k": 1, "100k": 20}
+    wanted = ["5k"] if args.quick else [x.strip() for x in args.sizes.split(",") if x.strip()]
+    sizes = {label: known[label] for label in wanted}
     paths = {}
     for label, times in sizes.items():
         paths[label] = OUT / f"serve-scifact-{label}.scidx"
@@ -398,7 +401,8 @@ def main(argv: list[str] | None = None) -> None:
         f"load average (1/5/15 min) at start {results['load_average_start']}, at end "
         f"{results['load_average_end']} on {os.cpu_count()} cores"
     )
-    out = OUT / f"bench_serve-{'-'.join(phases)}.json"
+    threads = "" if args.search_threads is None else f"-threads{args.search_threads}"
+    out = OUT / f"bench_serve-{'-'.join(phases)}-{'-'.join(sizes)}{threads}.json"
     out.write_text(json.dumps(results, indent=1))
     errors = sum(r["errors"] for r in results["throughput"])
     errors += results.get("memory", {}).get("errors", 0) + results.get("swap", {}).get("errors", 0)
