@@ -70,9 +70,16 @@ def records(corpus: list[dict[str, Any]], times: int) -> list[dict[str, Any]]:
 
 def pack(recs: list[dict[str, Any]], path: Path) -> None:
     from scidx.build.pack import pack_records
+    from scidx.errors import ScidxError
+    from scidx.index.index import load as load_index
 
     if path.exists():
-        return
+        try:
+            load_index(path).close()
+            return
+        except ScidxError as exc:  # built by an older scidx (format or tokenizer): rebuild
+            print(f"rebuilding {path.name}: {exc}")
+            path.unlink()
     t0 = time.perf_counter()
     pack_records(recs, path, url_template="https://example.org/{path}")
     print(f"packed {len(recs)} chunks into {path.name} in {time.perf_counter() - t0:.1f} s")
