@@ -16,8 +16,9 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     │   ├── UnsupportedFormatVersionError        written by a newer, incompatible format
     │   └── CorruptIndexError                    truncated, out-of-bounds, overlapping, bad header
     │       └── ChecksumMismatchError            an array's xxh3 checksum does not match
-    └── QueryError (also ValueError)     exit 5  a search request is invalid
-        └── QueryEmbeddingError          exit 2  the query cannot be embedded (provider)
+    ├── QueryError (also ValueError)     exit 5  a search request is invalid
+    │   └── QueryEmbeddingError          exit 2  the query cannot be embedded (provider)
+    └── DatabaseError                    exit 8  PostgreSQL unreachable or refused (scidx[postgres])
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "ChunkError",
     "ConfigError",
     "CorruptIndexError",
+    "DatabaseError",
     "EmbeddingError",
     "IndexFormatError",
     "InputError",
@@ -113,3 +115,14 @@ class QueryEmbeddingError(QueryError):
     """A vector query cannot be embedded for this index (provider unavailable or mismatched)."""
 
     exit_code = 2
+
+
+class DatabaseError(ScidxError):
+    """PostgreSQL is unreachable, refused the connection or a statement (``scidx[postgres]``).
+
+    Raised for connection failures (host down, wrong port, authentication), missing privileges
+    and a server without the pgvector extension. The message names the host, port, database
+    and user, never the password.
+    """
+
+    exit_code = 8

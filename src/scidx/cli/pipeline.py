@@ -27,6 +27,7 @@ import typer
 
 from scidx.cli.app import app
 from scidx.cli.exits import fail
+from scidx.cli.postgres import POSTGRES_OPT, TABLE_OPT, export_and_rank, open_retriever
 from scidx.errors import ConfigError, InputError, ScidxError
 
 if TYPE_CHECKING:
@@ -46,12 +47,14 @@ def _read_template(path: Path | None) -> str | None:
 
 @contextmanager
 def _pipeline(
-    index: Path,
+    index: Path | None,
     also: list[Path] | None,
     merge: str,
     trace: Path | None,
     min_matches: int,
     options: PromptOptions,
+    postgres: str | None = None,
+    table: str = "scidx_chunks",
 ) -> Iterator[Pipeline]:
     from scidx.index.index import load
     from scidx.rag.pipeline import (
@@ -63,8 +66,12 @@ def _pipeline(
     )
 
     with ExitStack() as stack:
-        paths = [index, *(also or [])]
-        retrievers: list[IndexRetriever] = []
+        paths = [*([index] if index is not None else []), *(also or [])]
+        retrievers: list[Retriever] = []
+        if postgres is not None:
+            pg = open_retriever(postgres, table)
+            stack.callback(pg.close)
+            retrievers.append(pg)
         for path in paths:
             try:
                 idx = stack.enter_context(load(path))
@@ -83,6 +90,22 @@ def _pipeline(
         )
         tracer = stack.enter_context(JsonlTracer(trace)) if trace is not None else None
         yield Pipeline(retriever, tracer=tracer, min_matches=min_matches, prompt_options=options)
+
+
+def _target(
+    index: str | None, question: str | None, postgres: str | None
+) -> tuple[Path | None, str]:
+    """The index path and the question: with --postgres the only argument is the question."""
+    if postgres is not None:
+        if question is None and index is not None:
+            return None, index
+        if question is not None:
+            raise ConfigError(
+                "give the question alone with --postgres (the table replaces the INDEX argument)"
+            )
+    if index is None or question is None:
+        raise ConfigError("missing arguments: give INDEX and QUESTION, or --postgres DSN QUESTION")
+    return Path(index), question
 
 
 def _print_matches(rows: list[dict[str, Any]]) -> None:
@@ -140,8 +163,12 @@ def _prompt_options(
 
 @app.command("query")
 def query_command(
-    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
-    question: Annotated[str, typer.Argument(help="The question.")],
+    index: Annotated[
+        str | None, typer.Argument(help="The .scidx index file (omitted with --postgres).")
+    ] = None,
+    question: Annotated[str | None, typer.Argument(help="The question.")] = None,
+    postgres: Annotated[str | None, POSTGRES_OPT] = None,
+    table: Annotated[str, TABLE_OPT] = "scidx_chunks",
     k: Annotated[int, _K_OPT] = 5,
     mode: Annotated[str, _MODE_OPT] = "hybrid",
     text_query: Annotated[str | None, _TEXT_QUERY_OPT] = None,
@@ -165,6 +192,7 @@ def query_command(
     from scidx.rag.pipeline import RetrievalRequest
 
     try:
+        path, question = _target(index, question, postgres)
         opts = _prompt_options(grounding, template, snippet_chars, context_chars)
         request = RetrievalRequest(
             question,
@@ -175,7 +203,7 @@ def query_command(
             source=source,
             heading=heading,
         )
-        with _pipeline(index, also, merge, trace, min_matches, opts) as pipe:
+        with _pipeline(path, also, merge, trace, min_matches, opts, postgres, table) as pipe:
             prepared = pipe.prepare(request)
     except ScidxError as exc:
         fail(exc)
@@ -195,8 +223,12 @@ def query_command(
 
 @app.command("ask")
 def ask_command(
-    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
-    question: Annotated[str, typer.Argument(help="The question.")],
+    index: Annotated[
+        str | None, typer.Argument(help="The .scidx index file (omitted with --postgres).")
+    ] = None,
+    question: Annotated[str | None, typer.Argument(help="The question.")] = None,
+    postgres: Annotated[str | None, POSTGRES_OPT] = None,
+    table: Annotated[str, TABLE_OPT] = "scidx_chunks",
     k: Annotated[int, _K_OPT] = 5,
     mode: Annotated[str, _MODE_OPT] = "hybrid",
     text_query: Annotated[str | None, _TEXT_QUERY_OPT] = None,
@@ -233,6 +265,7 @@ def ask_command(
     from scidx.rag.pipeline import RetrievalRequest
 
     try:
+        path, question = _target(index, question, postgres)
         opts = _prompt_options(grounding, template, snippet_chars, context_chars)
         request = RetrievalRequest(
             question,
@@ -243,7 +276,7 @@ def ask_command(
             source=source,
             heading=heading,
         )
-        with _pipeline(index, also, merge, trace, min_matches, opts) as pipe:
+        with _pipeline(path, also, merge, trace, min_matches, opts, postgres, table) as pipe:
             answer = ask(
                 pipe,
                 request,
@@ -265,12 +298,27 @@ def ask_command(
             typer.echo(f"  {line}")
 
 
+def _run_eval(
+    fixture: Path, index: Path | None, postgres: str | None, table: str, modes: list[str] | None
+) -> dict[str, Any]:
+    from scidx.evaluation.metrics import run_eval
+
+    if postgres is None:
+        return run_eval(fixture, index=index, modes=modes or None)
+    if index is not None:
+        raise ConfigError("give --index or --postgres, not both")
+    with open_retriever(postgres, table) as pg:
+        return run_eval(fixture, modes=modes or None, retriever=pg)
+
+
 @app.command("eval")
 def eval_command(
     fixture: Annotated[Path, typer.Argument(help="The eval fixture (JSON).")],
     index: Annotated[
         Path | None, typer.Option("--index", help="Evaluate this index instead.")
     ] = None,
+    postgres: Annotated[str | None, POSTGRES_OPT] = None,
+    table: Annotated[str, TABLE_OPT] = "scidx_chunks",
     baseline: Annotated[
         Path | None, typer.Option("--baseline", help="Fail when worse than this report.")
     ] = None,
@@ -292,7 +340,6 @@ def eval_command(
         EVAL_METRICS,
         QualityRegressionError,
         compare_to_baseline,
-        run_eval,
     )
 
     try:
@@ -306,7 +353,7 @@ def eval_command(
                 ) from None
             except ValueError as exc:
                 raise InputError(f"baseline {baseline} is not valid JSON: {exc}") from None
-        report = run_eval(fixture, index=index, modes=modes or None)
+        report = _run_eval(fixture, index, postgres, table, modes)
         gate = (
             compare_to_baseline(report, base_doc, tolerance=tolerance)
             if base_doc is not None
@@ -381,6 +428,13 @@ def bench_command(
         Path | None, typer.Option("--out", help="Append the row(s) to this CSV file.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the row(s) as JSON.")] = False,
+    postgres: Annotated[
+        str | None,
+        typer.Option(
+            "--postgres", help="Export the packed corpus to this PostgreSQL DSN and query there."
+        ),
+    ] = None,
+    table: Annotated[str, TABLE_OPT] = "scidx_bench",
 ) -> None:
     """Benchmark retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10 and timings."""
     from scidx.evaluation.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
@@ -402,6 +456,7 @@ def bench_command(
             modes=list(dict.fromkeys(chosen)),
             k=k,
             limit=limit,
+            backend=export_and_rank(postgres, table) if postgres is not None else None,
         )
         if bm25s:
             rows.append(run_bm25s(data, k=k, limit=limit))

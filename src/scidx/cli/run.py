@@ -9,6 +9,7 @@ import typer
 # Importing a command module registers its commands on the app.
 import scidx.cli.pack
 import scidx.cli.pipeline
+import scidx.cli.postgres
 import scidx.cli.search
 import scidx.cli.serve  # noqa: F401
 from scidx.cli.app import app

@@ -70,6 +70,10 @@ BENCH_COLUMNS = (
 )
 
 Progress = Callable[[str, int, int], None]
+#: ``backend(index) -> (rank(text, k, mode), close())``: where :func:`run_bench` queries.
+Backend = Callable[
+    [Any], tuple[Callable[[str, int, str], Sequence[tuple[str, float]]], Callable[[], None]]
+]
 
 
 @dataclass
@@ -281,6 +285,7 @@ def run_bench(
     k: int = 100,
     limit: int | None = None,
     progress: Progress | None = None,
+    backend: Backend | None = None,
 ) -> list[BenchRow]:
     """Pack ``data``'s corpus once and evaluate each mode over its judged queries.
 
@@ -295,6 +300,9 @@ def run_bench(
         limit: Evaluate only the first ``limit`` judged queries (for quick runs).
         progress: ``progress(stage, done, total)``; stages ``embed``, ``index`` (packing) and
             ``query:<mode>``.
+        backend: Query somewhere else: ``backend(index)`` returns ``(rank, close)`` where
+            ``rank(text, k, mode)`` gives ``(chunk id, score)`` pairs (e.g. PostgreSQL after
+            an export; its time counts as ingest). Default: the packed index itself.
 
     Returns:
         One :class:`BenchRow` per mode. ``ingest_s`` (packing and loading) is shared; each
@@ -321,6 +329,22 @@ def run_bench(
     )
     assert packed.data is not None  # an in-memory pack always returns its bytes
     index = load_bytes(packed.data, source=f"{data.name} (in memory)")
+    rank: Callable[[str, int, str], Sequence[tuple[str, float]]]
+    close: Callable[[], None] = _no_close
+    if backend is not None:
+        try:
+            rank, close = backend(index)
+        except BaseException:
+            index.close()
+            raise
+    else:
+
+        def rank_file(text: str, k: int, mode: str) -> Sequence[tuple[str, float]]:
+            # Only ids and scores count here: rank() skips building hits and snippets.
+            return index.rank(text, k=k, mode=mode)
+
+        rank = rank_file
+
     ingest = time.perf_counter() - started
     stamp = index.stamp
     rows: list[BenchRow] = []
@@ -331,8 +355,7 @@ def run_bench(
             latencies: list[float] = []
             for i, (qid, text) in enumerate(queries.items()):
                 t0 = time.perf_counter()
-                # Only ids and scores count here: rank() skips building hits and snippets.
-                ranked = index.rank(text, k=k, mode=mode)
+                ranked = rank(text, k, mode)
                 latencies.append(time.perf_counter() - t0)
                 runs[qid] = dict(ranked)
                 report(f"query:{mode}", i + 1, len(queries))
@@ -358,8 +381,13 @@ def run_bench(
                 )
             )
     finally:
+        close()
         index.close()
     return rows
+
+
+def _no_close() -> None:
+    return None
 
 
 def run_bm25s(data: BeirData, *, k: int = 100, limit: int | None = None) -> BenchRow:

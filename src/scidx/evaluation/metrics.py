@@ -33,6 +33,7 @@ from typing import Any
 
 from scidx.errors import ConfigError, InputError, ScidxError
 from scidx.index.index import Index, load, load_bytes
+from scidx.index.retrieval import RetrievalRequest, Retriever
 from scidx.index.search import MODES
 
 __all__ = [
@@ -367,12 +368,21 @@ def _open_fixture_index(fixture: EvalFixture, index: str | Path | Index | None) 
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_keys(fixture: EvalFixture, idx: Index) -> None:
+def _check_keys(fixture: EvalFixture, idx: Index | Retriever) -> None:
     known: set[str] = set()
-    for row in range(len(idx)):
-        hit = idx.chunk(row, snippet_chars=1)
-        known.add(hit.id)
-        known.add(f"{hit.source}#{hit.anchor}")
+    if isinstance(idx, Index):
+        for row in range(len(idx)):
+            hit = idx.chunk(row, snippet_chars=1)
+            known.add(hit.id)
+            known.add(f"{hit.source}#{hit.anchor}")
+    else:
+        # Another retriever (PostgreSQL) checks the keys only when it can list its chunks.
+        keys = getattr(idx, "chunk_keys", None)
+        if keys is None:
+            return
+        for cid, source, anchor in keys():
+            known.add(cid)
+            known.add(f"{source}#{anchor}")
     for q in fixture.queries:
         unknown = sorted(k for k in q.relevant if k not in known)
         if unknown:
@@ -387,13 +397,13 @@ def _check_keys(fixture: EvalFixture, idx: Index) -> None:
 
 
 def evaluate_queries(
-    idx: Index,
+    idx: Index | Retriever,
     queries: Sequence[EvalQuery],
     mode: str,
     *,
     k: int = EVAL_K,
 ) -> dict[str, Any]:
-    """Run ``queries`` against ``idx`` in one mode and compute the eval metrics.
+    """Run ``queries`` against ``idx`` (an index or any retriever) in one mode; score them.
 
     A hit counts for a relevance key when its chunk id equals the key or its
     ``source#anchor`` does; each key counts once (its best-ranked chunk), so several parts
@@ -406,7 +416,11 @@ def evaluate_queries(
     runs: dict[str, list[str]] = {}
     qrels: dict[str, dict[str, int]] = {}
     for q in queries:
-        hits = idx.search(q.query, k=k * 3, mode=mode, snippet_chars=1)
+        hits: Sequence[Any] = (
+            idx.search(q.query, k=k * 3, mode=mode, snippet_chars=1)
+            if isinstance(idx, Index)
+            else idx.retrieve(RetrievalRequest(q.query, k=k * 3, mode=mode))
+        )
         ranked: list[str] = []
         for h in hits:
             anchor_key = f"{h.source}#{h.anchor}"
@@ -437,6 +451,7 @@ def run_eval(
     *,
     index: str | Path | Index | None = None,
     modes: Sequence[str] | None = None,
+    retriever: Retriever | None = None,
 ) -> dict[str, Any]:
     """Evaluate retrieval on a fixture.
 
@@ -445,6 +460,8 @@ def run_eval(
         index: The index to evaluate (path or open index); default the fixture's own
             (``index``, or its inline ``chunks`` packed in memory with the offline provider).
         modes: Modes to run (default: the fixture's ``modes``, else all three).
+        retriever: Evaluate this retriever instead of an index (e.g. a
+            ``scidx.postgres.PostgresRetriever``); the report names it by its ``name``.
 
     Returns:
         The report: ``{"fixture", "index", "k", "modes": {mode: evaluate_queries(...)}}``,
@@ -460,6 +477,14 @@ def run_eval(
     for mode in chosen:
         if mode not in MODES:
             raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+    if retriever is not None:
+        _check_keys(fx, retriever)
+        return {
+            "fixture": fx.path.name,
+            "index": str(getattr(retriever, "name", "") or type(retriever).__name__),
+            "k": EVAL_K,
+            "modes": {mode: evaluate_queries(retriever, fx.queries, mode) for mode in chosen},
+        }
     idx = _open_fixture_index(fx, index)
     owned = not isinstance(index, Index)
     try:

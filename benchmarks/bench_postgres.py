@@ -1,0 +1,181 @@
+"""The same index in a .scidx file and in PostgreSQL + pgvector: export time, query latency, recall.
+
+Usage (from the project root, with ``pip install -e '.[test]'``)::
+
+    nice -n 10 .venv/bin/python benchmarks/bench_postgres.py [--shared ../shared] \
+        [--sizes 5k,100k] [--queries 200] [--dims 256] [--json out.json]
+
+Corpora: SciFact (5,183 chunks, "5k") and SciFact repeated ×20 with distinct ids and sources
+("100k", 103,660 chunks), packed with the offline hashing provider. For each size, in one run
+and one process, against a throwaway PostgreSQL 18 + pgvector 0.8 cluster started by
+``tests/pg_server.py`` (Unix socket, fsync off, default memory settings):
+
+* pack time (the file) and full ``export_index`` time (tokenise + COPY + GIN + HNSW), then a
+  second export of the same index (up to date: nothing written) and an incremental one after
+  editing 1% of the chunks;
+* query p50/p95 over the first ``--queries`` SciFact train queries, k=10: keyword, vector
+  (HNSW, ``hnsw.ef_search`` = 40), vector exact (sequential scan), hybrid — next to
+  ``Index.rank`` on the file for the same queries;
+* recall@10 of the HNSW vector search against the exact ranking, and whether the keyword
+  top-10 equals the file's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from pg_server import PgServer  # noqa: E402
+from scidx.build.pack import pack_records  # noqa: E402
+from scidx.embed.hashing import HashingEmbedder  # noqa: E402
+from scidx.index.index import Index, load_bytes  # noqa: E402
+from scidx.postgres import PostgresRetriever, export_index  # noqa: E402
+
+
+def read_scifact(shared: Path) -> tuple[list[dict[str, str]], list[str]]:
+    folder = shared / "beir" / "scifact"
+    corpus = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")]
+    texts = {json.loads(x)["_id"]: json.loads(x)["text"] for x in (folder / "queries.jsonl").open()}
+    qids: list[str] = []
+    for line in list((folder / "qrels" / "train.tsv").open())[1:]:
+        q = line.split("\t")[0]
+        if q not in qids:
+            qids.append(q)
+    return corpus, [texts[q] for q in qids]
+
+
+def records(corpus: list[dict[str, str]], copies: int) -> list[dict[str, str]]:
+    return [
+        {
+            "id": f"{c}-{d['_id']}" if copies > 1 else d["_id"],
+            "source": f"copy{c:02d}/{d['_id']}",
+            "title": d.get("title", ""),
+            "text": d.get("text", ""),
+        }
+        for c in range(copies)
+        for d in corpus
+    ]
+
+
+def pack(recs: list[dict[str, str]], dims: int) -> tuple[Index, float]:
+    t0 = time.perf_counter()
+    result = pack_records(recs, None, embedder=HashingEmbedder(dimensions=dims), use_cache=False)
+    assert result.data is not None
+    return load_bytes(result.data, source="bench.scidx"), time.perf_counter() - t0
+
+
+def latencies(fn: Any, queries: list[str]) -> tuple[float, float, list[Any]]:
+    out = []
+    samples = []
+    for q in queries:
+        t0 = time.perf_counter()
+        out.append(fn(q))
+        samples.append(time.perf_counter() - t0)
+    samples.sort()
+    p95 = samples[min(len(samples) - 1, round(0.95 * (len(samples) - 1)))]
+    return statistics.median(samples) * 1000, p95 * 1000, out
+
+
+def bench_size(
+    server: PgServer, name: str, copies: int, corpus: list[dict[str, str]], queries: list[str],
+    dims: int,
+) -> dict[str, Any]:  # fmt: skip
+    row: dict[str, Any] = {"size": name}
+    recs = records(corpus, copies)
+    idx, row["pack_s"] = pack(recs, dims)
+    row["chunks"] = len(idx)
+    table = f"bench_{name}"
+    report = export_index(idx, server.dsn, table=table)
+    row["export_s"] = round(report.seconds, 2)
+    row["export_stages_s"] = {k: round(v, 2) for k, v in report.stages.items()}
+    again = export_index(idx, server.dsn, table=table)
+    row["export_again_s"] = round(again.seconds, 3)
+    row["export_again_rows_written"] = again.rows_written
+    edited = [dict(r) for r in recs]
+    step = 100
+    for r in edited[::step]:
+        r["text"] = r["text"] + " (edited)"
+    idx2, _ = pack(edited, dims)
+    inc = export_index(idx2, server.dsn, table=table)
+    row["export_incremental_s"] = round(inc.seconds, 2)
+    row["export_incremental_rows_written"] = inc.rows_written
+    export_index(idx, server.dsn, table=table)  # back to the measured index
+
+    def file_rank(mode: str) -> Any:
+        return lambda q: idx.rank(q, k=10, mode=mode)
+
+    with (
+        PostgresRetriever(server.dsn, table=table) as pg,
+        PostgresRetriever(server.dsn, table=table, exact=True) as pg_exact,
+    ):
+
+        def pg_rank(r: PostgresRetriever, mode: str) -> Any:
+            return lambda q: r.rank(q, k=10, mode=mode)
+
+        results: dict[str, Any] = {}
+        for label, fn in (
+            ("file_keyword", file_rank("keyword")),
+            ("file_vector", file_rank("vector")),
+            ("file_hybrid", file_rank("hybrid")),
+            ("pg_keyword", pg_rank(pg, "keyword")),
+            ("pg_vector_hnsw", pg_rank(pg, "vector")),
+            ("pg_vector_exact", pg_rank(pg_exact, "vector")),
+            ("pg_hybrid_hnsw", pg_rank(pg, "hybrid")),
+            ("pg_hybrid_exact", pg_rank(pg_exact, "hybrid")),
+        ):
+            p50, p95, out = latencies(fn, queries)
+            row[f"{label}_p50_ms"] = round(p50, 2)
+            row[f"{label}_p95_ms"] = round(p95, 2)
+            results[label] = out
+    row["keyword_top10_equal_file"] = sum(
+        a == b for a, b in zip(results["file_keyword"], results["pg_keyword"], strict=True)
+    ) / len(queries)
+    recall = []
+    for approx, exact in zip(results["pg_vector_hnsw"], results["pg_vector_exact"], strict=True):
+        want = {cid for cid, _ in exact}
+        recall.append(len(want & {cid for cid, _ in approx}) / max(len(want), 1))
+    row["hnsw_recall@10"] = round(statistics.mean(recall), 4)
+    exact_vs_file = []
+    for a, b in zip(results["pg_vector_exact"], results["file_vector"], strict=True):
+        exact_vs_file.append(len({x for x, _ in a} & {x for x, _ in b}) / max(len(b), 1))
+    row["exact_vector_overlap_with_file@10"] = round(statistics.mean(exact_vs_file), 4)
+    idx.close()
+    idx2.close()
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--sizes", default="5k,100k", help="5k and/or 100k, comma-separated")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--dims", type=int, default=256)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    corpus, queries = read_scifact(args.shared)
+    queries = queries[: args.queries]
+    copies = {"5k": 1, "100k": 20}
+    server = PgServer().start()
+    rows = []
+    try:
+        for name in args.sizes.split(","):
+            row = bench_size(server, name, copies[name], corpus, queries, args.dims)
+            print(json.dumps(row), flush=True)  # noqa: T201
+            rows.append(row)
+    finally:
+        server.stop()
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

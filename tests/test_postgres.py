@@ -1,0 +1,603 @@
+"""Export to a real PostgreSQL + pgvector and search there (tests/pg_server.py starts it).
+
+One throwaway cluster serves the whole module; each test writes its own tables.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from pg_server import PASSWORD, PASSWORD_ROLE, PgServer
+from scidx import cli
+from scidx.build.pack import pack_docs, pack_records
+from scidx.embed.hashing import HashingEmbedder
+from scidx.errors import DatabaseError
+from scidx.evaluation.metrics import mean_metrics
+from scidx.index.index import Index, load_bytes
+from scidx.index.retrieval import IndexRetriever, RetrievalRequest
+from scidx.postgres import PostgresRetriever, export_index
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[PgServer]:
+    server = PgServer()
+    try:
+        server.start()
+    except Exception:
+        log = server.log()
+        server.stop()
+        raise AssertionError(f"the test PostgreSQL did not start; its log:\n{log}") from None
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 0), out, err
+
+
+def _record(i: int, text: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": f"doc{i:02d}",
+        "title": extra.pop("title", f"Page {i}"),
+        "source": extra.pop("source", f"guide/page{i:02d}.md"),
+        "anchor": f"section-{i}",
+        "headingPath": extra.pop("headingPath", [f"Page {i}", f"Section {i}"]),
+        "text": text,
+        **extra,
+    }
+
+
+TEXTS = [
+    "Install kelpie with the package manager; the installer checks the checksum.",
+    "Configure the batch size and the compression algorithm in kelpie.toml.",
+    "Ship logs to Azure blob storage or to an S3 bucket with retries.",
+    "Uploads fail with access denied when the credentials expired.",
+    "The checkpoint file grows when rotation is disabled; prune old entries.",
+    "Run kelpie as a sidecar container in a Kubernetes pod.",
+    "Rate limits: HTTP 503 means throttling; kelpie backs off exponentially.",
+    "Verify the download: compare the sha256 checksum with the published one.",
+]
+
+
+def _records(texts: list[str] = TEXTS) -> list[dict[str, Any]]:
+    out = []
+    for i, text in enumerate(texts):
+        meta = {"section": "ops" if i % 2 else "guide", "weight": str(i)}
+        source = f"ops/page{i:02d}.md" if i % 2 else f"guide/page{i:02d}.md"
+        out.append(_record(i, text, source=source, metadata=meta))
+    return out
+
+
+def _pack(records: list[dict[str, Any]], dims: int = 64, vectors: str = "float32") -> Index:
+    result = pack_records(
+        records,
+        None,
+        embedder=HashingEmbedder(dimensions=dims),
+        use_cache=False,
+        url_template="https://docs.example.com/{path}#{anchor}",
+        vectors=vectors,
+    )
+    assert result.data is not None
+    return load_bytes(result.data, source="memory.scidx")
+
+
+def _row_versions(pg: PgServer, table: str) -> dict[str, str]:
+    """chunk id -> the row version's xmin: a rewritten row gets a new one."""
+    with psycopg.connect(pg.dsn) as conn:
+        rows = conn.execute(f"SELECT id, xmin::text FROM {table}").fetchall()
+    return {str(a): str(b) for a, b in rows}
+
+
+def _file_matches(idx: Index, request: RetrievalRequest) -> list[tuple[str, float]]:
+    return [(m.id, m.score) for m in IndexRetriever(idx).retrieve(request)]
+
+
+def _pg_matches(r: PostgresRetriever, request: RetrievalRequest) -> list[tuple[str, float]]:
+    return [(m.id, m.score) for m in r.retrieve(request)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Export
+# ---------------------------------------------------------------------------------------------
+
+
+def test_export_writes_rows_indexes_and_stamp(pg: PgServer) -> None:
+    idx = _pack(_records())
+    report = export_index(idx, pg.dsn, table="t_export")
+    assert (report.full, report.inserted, report.updated, report.deleted) == (True, 8, 0, 0)
+    assert report.reason == "new table" and report.hnsw
+    with psycopg.connect(pg.dsn) as conn:
+        n = conn.execute("SELECT count(*) FROM t_export").fetchone()
+        assert n is not None and n[0] == 8
+        row = conn.execute(
+            "SELECT source, anchor, heading_path, title, text, metadata, url, "
+            "vector_dims(embedding) FROM t_export WHERE id = 'doc03'"
+        ).fetchone()
+        assert row == (
+            "ops/page03.md",
+            "section-3",
+            ["Page 3", "Section 3"],
+            "Page 3",
+            TEXTS[3],
+            {"section": "ops", "weight": "3"},
+            "https://docs.example.com/ops/page03#section-3",
+            64,
+        )
+        indexes = {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 't_export'"
+            )
+        }
+        assert "USING hnsw (embedding vector_cosine_ops)" in indexes["t_export_embedding_hnsw"]
+        assert "USING gin (terms)" in indexes["t_export_terms_gin"]
+        meta = dict(conn.execute("SELECT key, value FROM t_export_meta").fetchall())
+        assert meta["stamp"] == idx.stamp
+        assert meta["tokenizer"] == idx.meta["bm25"]["tokenizer"]
+        assert meta["bm25"] == {"k1": 1.2, "b": 0.75, "headingWeight": 2.0}
+        assert meta["stats"]["chunks"] == 8
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables")}
+        assert not any("__load" in t for t in tables)
+
+
+def test_export_twice_writes_nothing(pg: PgServer) -> None:
+    idx = _pack(_records())
+    export_index(idx, pg.dsn, table="t_twice")
+    before = _row_versions(pg, "t_twice")
+    with psycopg.connect(pg.dsn) as conn:
+        xid = conn.execute("SELECT pg_current_xact_id()::text").fetchone()
+    again = export_index(idx, pg.dsn, table="t_twice")
+    assert again.up_to_date and again.rows_written == 0 and again.unchanged == 8
+    assert (again.terms_written, again.terms_deleted) == (0, 0)
+    assert _row_versions(pg, "t_twice") == before
+    with psycopg.connect(pg.dsn) as conn:
+        # No transaction wrote anything in between: every table's rows predate this one.
+        for table in ("t_twice", "t_twice_terms", "t_twice_meta"):
+            newer = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE xmin::text::bigint > %s::bigint",
+                (xid[0] if xid else 0,),
+            ).fetchone()
+            assert newer == (0,), table
+
+
+def test_reexport_after_an_edit_writes_only_the_changed_rows(pg: PgServer) -> None:
+    v1 = _pack(_records())
+    export_index(v1, pg.dsn, table="t_edit")
+    before = _row_versions(pg, "t_edit")
+    edited = _records()
+    edited[2]["text"] = "Ship logs to Google Cloud Storage buckets; retries back off."
+    del edited[5]
+    edited.append(_record(9, "A brand new page about kelpie doctor diagnostics."))
+    v2 = _pack(edited)
+    report = export_index(v2, pg.dsn, table="t_edit")
+    assert not report.full and not report.up_to_date
+    assert (report.inserted, report.updated, report.deleted, report.unchanged) == (1, 1, 1, 6)
+    assert report.rows_written == 3 and report.terms_written > 0
+    after = _row_versions(pg, "t_edit")
+    assert set(after) == {r["id"] for r in edited}
+    unchanged = set(before) - {"doc02", "doc05"}
+    assert {k: after[k] for k in unchanged} == {k: before[k] for k in unchanged}
+    assert after["doc02"] != before["doc02"]
+    # Corpus statistics moved (N, df, avgdl): PostgreSQL still ranks exactly like the new file.
+    with PostgresRetriever(pg.dsn, table="t_edit") as r:
+        for q in ("ship logs to cloud storage", "kelpie doctor", "checksum", "kubernetes pod"):
+            request = RetrievalRequest(q, k=8, mode="keyword")
+            assert _pg_matches(r, request) == _file_matches(v2, request)
+    with psycopg.connect(pg.dsn) as conn:
+        terms = conn.execute("SELECT count(*) FROM t_edit_terms").fetchone()
+    assert terms == (len(v2._live().corpus.bm25.term_hash),)
+
+
+def test_a_different_embedding_model_rebuilds_the_table(pg: PgServer) -> None:
+    export_index(_pack(_records(), dims=64), pg.dsn, table="t_dims")
+    report = export_index(_pack(_records(), dims=32), pg.dsn, table="t_dims")
+    assert report.full and "stamp" in report.reason and report.inserted == 8
+    with PostgresRetriever(pg.dsn, table="t_dims") as r:
+        assert r.dimensions == 32
+
+
+@pytest.mark.parametrize("encoding", ["int8", "binary"])
+def test_compact_vector_encodings_are_exported_decoded(pg: PgServer, encoding: str) -> None:
+    idx = _pack(_records(), vectors=encoding)
+    table = f"t_{encoding}"
+    export_index(idx, pg.dsn, table=table)
+    with PostgresRetriever(pg.dsn, table=table, exact=True) as r:
+        assert r.meta["vector"]["encoding"] == encoding
+        for mode in ("keyword", "hybrid", "vector"):
+            request = RetrievalRequest("ship logs to azure", k=3, mode=mode)
+            got, want = _pg_matches(r, request), _file_matches(idx, request)
+            if mode == "vector" and encoding == "binary":
+                continue  # the file ranks by Hamming distance first: its own approximation
+            assert [m[0] for m in got] == [m[0] for m in want], mode
+            assert [m[1] for m in got] == pytest.approx([m[1] for m in want], rel=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Retrieval against the file
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small(pg: PgServer) -> Iterator[tuple[Index, PostgresRetriever, PostgresRetriever]]:
+    idx = _pack(_records())
+    export_index(idx, pg.dsn, table="t_small")
+    with (
+        PostgresRetriever(pg.dsn, table="t_small") as approx,
+        PostgresRetriever(pg.dsn, table="t_small", exact=True) as exact,
+    ):
+        yield idx, approx, exact
+
+
+QUERIES = ["kelpie checksum", "ship logs to azure", "access denied credentials", "kubernetes"]
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_matches_equal_the_files(
+    small: tuple[Index, PostgresRetriever, PostgresRetriever], mode: str
+) -> None:
+    idx, approx, exact = small
+    for q in QUERIES:
+        request = RetrievalRequest(q, k=5, mode=mode)
+        want = _file_matches(idx, request)
+        got = _pg_matches(exact, request)
+        assert [m[0] for m in got] == [m[0] for m in want], q
+        assert [m[1] for m in got] == pytest.approx([m[1] for m in want], rel=1e-5, abs=1e-6)
+        if mode == "keyword":
+            assert got == want  # bit for bit
+        assert [m[0] for m in _pg_matches(approx, request)] == [m[0] for m in want], q
+    file_match = IndexRetriever(idx).retrieve(RetrievalRequest("checksum", k=1, mode=mode))[0]
+    pg_match = exact.retrieve(RetrievalRequest("checksum", k=1, mode=mode))[0]
+    for field in ("id", "source", "anchor", "heading_path", "title", "text", "snippet", "url"):
+        assert getattr(pg_match, field) == getattr(file_match, field), field
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"source": "ops/"},
+        {"source": "guide/*0[0-4].md"},
+        {"heading": "SECTION 3"},
+        {"metadata": {"section": "ops"}},
+        {"metadata": {"section": "guide", "weight": "2"}},
+        {"source": "ops/", "min_score": 0.2},
+        {"source": "nowhere/"},
+    ],
+)
+def test_filters_run_in_sql_and_agree_with_the_file(
+    small: tuple[Index, PostgresRetriever, PostgresRetriever],
+    mode: str,
+    filters: dict[str, Any],
+) -> None:
+    idx, approx, exact = small
+    request = RetrievalRequest("kelpie logs checksum credentials", k=3, mode=mode, **filters)
+    want = _file_matches(idx, request)
+    assert [m[0] for m in _pg_matches(exact, request)] == [m[0] for m in want]
+    # Through the HNSW index (pgvector's iterative scan keeps k rows coming under filters).
+    assert [m[0] for m in _pg_matches(approx, request)] == [m[0] for m in want]
+
+
+def test_invalid_filters_and_requests_are_query_errors(
+    small: tuple[Index, PostgresRetriever, PostgresRetriever],
+) -> None:
+    from scidx.errors import QueryError
+
+    _, r, _ = small
+    bad: list[dict[str, Any]] = [
+        {"source": ""},
+        {"heading": ""},
+        {"metadata": {1: "a"}},
+        {"k": 0},
+        {"mode": "fuzzy"},
+    ]
+    for kwargs in bad:
+        with pytest.raises(QueryError):
+            r.retrieve(RetrievalRequest("x", **kwargs))
+    assert r.retrieve(RetrievalRequest("the of and", mode="keyword")) == []
+    assert r.retrieve(RetrievalRequest("", mode="hybrid")) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# SciFact: the file's ranking, query by query
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scifact(shared_dir_module: Path, pg: PgServer) -> tuple[Index, Any, bytes]:
+    from scidx.evaluation.beir import read_beir
+
+    data = read_beir(shared_dir_module / "beir" / "scifact", "train")
+    records = [{"id": d, "title": t, "text": x} for d, t, x in data.corpus]
+    packed = pack_records(records, None, embedder=HashingEmbedder(dimensions=128), use_cache=False)
+    assert packed.data is not None
+    idx = load_bytes(packed.data, source="scifact.scidx")
+    export_index(idx, pg.dsn, table="t_scifact")
+    return idx, data, packed.data
+
+
+@pytest.fixture(scope="module")
+def shared_dir_module() -> Path:
+    from conftest import _need_shared
+
+    return _need_shared()
+
+
+def test_scifact_keyword_top10_equals_the_file_for_every_train_query(
+    scifact: tuple[Index, Any, bytes], pg: PgServer
+) -> None:
+    idx, data, _ = scifact
+    with PostgresRetriever(pg.dsn, table="t_scifact") as r:
+        for qid, text in data.queries.items():
+            want = idx.rank(text, k=10, mode="keyword")
+            assert r.rank(text, k=10, mode="keyword") == want, qid
+
+
+def test_scifact_hybrid_ndcg_within_0005_of_the_file(
+    scifact: tuple[Index, Any, bytes], pg: PgServer
+) -> None:
+    idx, data, _ = scifact
+    file_runs: dict[str, dict[str, float]] = {}
+    pg_runs: dict[str, dict[str, float]] = {}
+    # The first 300 train queries keep this under the suite's time budget (a hybrid query
+    # costs two statements); benchmarks/bench_postgres.py and the report cover all 809.
+    with PostgresRetriever(pg.dsn, table="t_scifact") as r:
+        for qid, text in list(data.queries.items())[:300]:
+            file_runs[qid] = dict(idx.rank(text, k=10, mode="hybrid"))
+            pg_runs[qid] = dict(r.rank(text, k=10, mode="hybrid"))
+    qrels = {q: data.qrels[q] for q in file_runs}
+    want = mean_metrics(file_runs, qrels, ["ndcg@10"])[0]["ndcg@10"]
+    got = mean_metrics(pg_runs, qrels, ["ndcg@10"])[0]["ndcg@10"]
+    assert abs(got - want) <= 0.005, (got, want)
+
+
+def test_a_killed_export_leaves_the_previous_table_intact(
+    scifact: tuple[Index, Any, bytes], pg: PgServer, tmp_path: Path
+) -> None:
+    small_idx = _pack(_records())
+    export_index(small_idx, pg.dsn, table="t_kill")
+    before = _row_versions(pg, "t_kill")
+    with psycopg.connect(pg.dsn) as conn:
+        meta_before = conn.execute("SELECT key, value FROM t_kill_meta ORDER BY key").fetchall()
+    path = tmp_path / "scifact.scidx"
+    path.write_bytes(scifact[2])
+    # A full export (other dimensions) of 5k chunks into the same table, killed mid-COPY.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scidx",
+            "export",
+            str(path),
+            "--postgres",
+            pg.dsn,
+            "--table",
+            "t_kill",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    copied = 0
+    try:
+        with psycopg.connect(pg.dsn, autocommit=True) as conn:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and proc.poll() is None:
+                row = conn.execute(
+                    "SELECT max(p.tuples_processed) FROM pg_stat_progress_copy p "
+                    "JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'scidx export'"
+                ).fetchone()
+                if row and row[0]:
+                    copied = int(row[0])
+                    proc.send_signal(signal.SIGKILL)
+                    break
+                time.sleep(0.005)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    assert 0 < copied < 5183, f"the export was not caught mid-COPY ({proc.returncode})"
+    assert proc.returncode == -signal.SIGKILL
+    # The server notices the dead client and rolls its transaction back.
+    with psycopg.connect(pg.dsn, autocommit=True) as conn:
+        deadline = time.monotonic() + 30
+        while conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'scidx export'"
+        ).fetchone() != (0,):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert conn.execute("SELECT key, value FROM t_kill_meta ORDER BY key").fetchall() == (
+            meta_before
+        )
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables")}
+        assert not any(t.startswith("t_kill__load") for t in tables)
+    assert _row_versions(pg, "t_kill") == before
+    with PostgresRetriever(pg.dsn, table="t_kill") as r:
+        request = RetrievalRequest("kelpie checksum", k=3, mode="keyword")
+        assert _pg_matches(r, request) == _file_matches(small_idx, request)
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kelpie(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import shutil
+
+    root = tmp_path_factory.mktemp("kelpie")
+    shutil.copytree(ROOT / "fixtures" / "docs", root / "fixtures" / "docs")
+    shutil.copy(ROOT / "staticcorpus.example.json", root / "staticcorpus.json")
+    result = pack_docs(root / "staticcorpus.json", use_cache=False)
+    assert result.output is not None
+    return result.output
+
+
+def test_cli_export_then_query_and_the_shipped_eval_gate(
+    kelpie: Path, pg: PgServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["export", str(kelpie), "--postgres", pg.dsn, "--table", "kelpie"], capsys)
+    assert code == 0, err
+    assert out.startswith("public.kelpie: full export (new table): ") and "inserted" in out
+    code, out, _ = run(["export", str(kelpie), "--postgres", pg.dsn, "--table", "kelpie"], capsys)
+    assert code == 0 and "is up to date" in out and "nothing written" in out
+    code, out, _ = run(
+        ["export", str(kelpie), "--postgres", pg.dsn, "--table", "kelpie", "--json"], capsys
+    )
+    assert json.loads(out)["upToDate"] is True
+
+    question = ["default batch size", "-k", "3", "--json"]
+    code, out, _ = run(["query", str(kelpie), *question, "--mode", "keyword"], capsys)
+    file_doc = json.loads(out)
+    code, out, err = run(
+        ["query", "--postgres", pg.dsn, "--table", "kelpie", *question, "--mode", "keyword"],
+        capsys,
+    )
+    assert code == 0, err
+    pg_doc = json.loads(out)
+    keys = ("id", "score", "link", "headingPath", "snippet")
+    assert [{k: m[k] for k in keys} for m in pg_doc["matches"]] == [
+        {k: m[k] for k in keys} for m in file_doc["matches"]
+    ]
+    code, _, err = run(["eval", str(ROOT / "docs/eval/kelpie.json"), "--postgres", pg.dsn,
+                        "--table", "kelpie", "--baseline",
+                        str(ROOT / "docs/eval/kelpie.baseline.json")], capsys)  # fmt: skip
+    assert code == 0, err
+    code, _, err = run(["query", str(kelpie), "x", "--postgres", pg.dsn], capsys)
+    assert code == 1 and "give the question alone with --postgres" in err
+
+
+def test_cli_bench_against_postgres(
+    pg: PgServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    beir = tmp_path / "tiny"
+    (beir / "qrels").mkdir(parents=True)
+    docs = [{"_id": f"d{i}", "title": f"Doc {i}", "text": t} for i, t in enumerate(TEXTS)]
+    (beir / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [{"_id": "q1", "text": "sha256 checksum"}, {"_id": "q2", "text": "azure logs"}]
+    (beir / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td7\t1\nq2\td2\t1\n")
+    common = ["bench", "--beir", str(beir), "--mode", "all", "--json", "-k", "5"]
+    code, out, err = run([*common, "--postgres", pg.dsn, "--table", "t_bench"], capsys)
+    assert code == 0, err
+    pg_rows = json.loads(out)
+    code, out, _ = run(common, capsys)
+    file_rows = json.loads(out)
+    for a, b in zip(pg_rows, file_rows, strict=True):
+        assert (a["mode"], a["ndcg@10"], a["queries"]) == (b["mode"], b["ndcg@10"], b["queries"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_wrong_password_exits_8_without_the_password_or_a_traceback(
+    kelpie: Path, pg: PgServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = f"{pg.password_dsn} password=wrong-{PASSWORD}"
+    code, out, err = run(["export", str(kelpie), "--postgres", bad], capsys)
+    assert code == 8
+    assert err.startswith("error: PostgreSQL database 'postgres' on ") and str(pg.sock) in err
+    assert f"as user '{PASSWORD_ROLE}'" in err and "password authentication failed" in err
+    assert PASSWORD not in err + out and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    # The right password works (the role really checks it).
+    ok = f"{pg.password_dsn} password={PASSWORD}"
+    code, out, err = run(["export", str(kelpie), "--postgres", ok, "--table", "t_pw"], capsys)
+    assert code == 0, err
+
+
+def test_unreachable_server_exits_8_for_every_command(
+    kelpie: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGPASSWORD", "s3cret-from-env")
+    dsn = f"postgresql://someone@127.0.0.1:{_free_port()}/docs"
+    for argv in (
+        ["export", str(kelpie), "--postgres", dsn],
+        ["query", "--postgres", dsn, "batch size"],
+        ["eval", str(ROOT / "docs/eval/kelpie.json"), "--postgres", dsn],
+    ):
+        code, out, err = run(argv, capsys)
+        assert code == 8, (argv, err)
+        assert "database 'docs' on 127.0.0.1 port" in err and "Connection refused" in err
+        assert "s3cret" not in err and "Traceback" not in err
+
+
+def test_bad_names_and_dsns_exit_1(kelpie: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["export", str(kelpie), "--postgres", "", "--table", "Bad-Name"], capsys)
+    assert code == 1 and "--table 'Bad-Name' is not a plain SQL name" in err
+    code, _, err = run(["export", str(kelpie), "--postgres", "host=x password"], capsys)
+    assert code == 1 and "not a valid libpq connection string" in err and "password" in err
+    missing = "/nonexistent/x.scidx"
+    code, _, err = run(["export", missing, "--postgres", ""], capsys)
+    assert code == 1 and f"index {missing} does not exist" in err
+
+
+def test_missing_table_is_a_clear_error(pg: PgServer) -> None:
+    from scidx.errors import InputError
+
+    with pytest.raises(InputError, match="does not exist; write it with `toolup-rag export"):
+        PostgresRetriever(pg.dsn, table="t_absent")
+    with pytest.raises(DatabaseError):
+        PostgresRetriever(pg.dsn.replace("dbname=postgres", "dbname=nodb"))
+
+
+def test_corrupt_keyword_arrays_are_refused_before_writing(pg: PgServer) -> None:
+    from scidx.errors import CorruptIndexError
+
+    idx = _pack(_records())
+    corpus = idx._live().corpus
+    weights = corpus.bm25.post_weight
+    forged = weights.copy()
+    forged[0] += 1.0
+    object.__setattr__(corpus.bm25, "post_weight", forged)
+    with pytest.raises(CorruptIndexError, match="BM25 impacts differ"):
+        export_index(idx, pg.dsn, table="t_corrupt")
+    with psycopg.connect(pg.dsn) as conn:
+        assert conn.execute("SELECT to_regclass('t_corrupt')").fetchone() == (None,)
+
+
+def test_the_documented_hybrid_sql_ranks_like_the_retriever(
+    pg: PgServer, small: tuple[Index, PostgresRetriever, PostgresRetriever]
+) -> None:
+    import re
+
+    from psycopg import sql
+
+    _, _, exact = small
+    doc = (ROOT / "docs" / "postgres.md").read_text(encoding="utf-8")
+    block = doc.split("<!-- hybrid-sql: start -->")[1].split("<!-- hybrid-sql: end -->")[0]
+    statement = block.split("```sql")[1].split("```")[0].replace("scidx_chunks", "t_small")
+    statement = "\n".join(ln for ln in statement.splitlines() if not ln.startswith("--"))
+    # psql variables -> driver parameters (a literal % is doubled for the driver)
+    statement = statement.replace("%", "%%")
+    statement = re.sub(r":'(\w+)'", r"%(\1)s", statement)
+    statement = re.sub(r":(k|alpha)\b", r"%(\1)s", statement)
+    with psycopg.connect(pg.dsn) as conn:
+        conn.execute("SET enable_indexscan = off")  # exact, like the `exact` retriever
+        for q in QUERIES:
+            params = {**exact.sql_parameters(q), "k": 5, "alpha": 0.3}
+            rows = conn.execute(sql.SQL(statement), params).fetchall()  # type: ignore[arg-type]
+            want = exact.rank(q, k=5, mode="hybrid")
+            assert [r[0] for r in rows] == [cid for cid, _ in want], q
+            assert [r[4] for r in rows] == pytest.approx([s for _, s in want], rel=1e-4)
