@@ -444,8 +444,16 @@ class Int8Vectors(VectorStore):
         return np.asarray(codes * np.asarray(scale)[:, None], dtype=_F32)
 
     def score_rows(self, rows: _Rows, q: npt.NDArray[np.float32]) -> _Scores:
-        codes = self.codes[rows].astype(_F32)
-        return np.asarray((codes @ q) * self.scale[rows], dtype=_F32)
+        q = np.asarray(q, dtype=_F32)
+        out = np.empty(rows.shape[0], dtype=_F32)
+        # Blocks of SCORE_BLOCK rows, as in __matmul__ (a single large product starts
+        # OpenBLAS's threads: 16 ms instead of ~2 ms for 1000 x 1536 on a busy machine).
+        for start in range(0, rows.shape[0], SCORE_BLOCK):
+            part = rows[start : start + SCORE_BLOCK]
+            block = self.codes[part].astype(_F32)
+            np.matmul(block, q, out=out[start : start + part.shape[0]])
+        np.multiply(out, self.scale[rows], out=out)
+        return out
 
     def verify(self) -> None:
         scale = self.scale
