@@ -1,0 +1,879 @@
+"""The ``local`` provider: a sentence-embedding transformer run on the CPU by ONNX Runtime.
+
+Install with ``pip install 'scidx[local]'`` (``onnxruntime`` + ``tokenizers``). Nothing is ever
+downloaded unless the caller allows it (``allowDownload`` / ``allow_download``).
+
+Contract:
+
+* **Model** — a folder holding ``model.onnx`` (or ``onnx/model.onnx``) and ``tokenizer.json``,
+  a path to an ``.onnx`` file with ``tokenizer.json`` beside it or one folder up, or a Hugging
+  Face model id (``org/name``) found in the standard local cache (``$HF_HUB_CACHE``, else
+  ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``). Pooling (mean, cls, max,
+  mean_sqrt_len) comes from the sentence-transformers files ``modules.json`` and
+  ``1_Pooling/config.json`` when present (else mean); the maximum sequence length from
+  ``sentence_bert_config.json`` (else ``tokenizer_config.json``), capped by ``config.json``'s
+  ``max_position_embeddings``. Vectors are always L2-normalised (scidx scores by cosine).
+* **Identity** — :func:`model_identity` hashes (xxh3-128) the bytes of the ONNX file(s) and
+  ``tokenizer.json`` plus the settings that change vectors (pooling, sequence length), never
+  the folder path. The model id in the index stamp and in every cache key is
+  ``<name>@<first 16 hex digits>``, so different weights under the same path make the index
+  stale, miss the cache and fail ``pack-docs --check`` (exit 6).
+* **Truncation** — inputs longer than the sequence length are cut *in the model input only*
+  (the stored chunk text is whole); :attr:`LocalEmbedder.truncated` lists them.
+* **Batching** — texts are tokenized once, sorted by token count and batched (at most
+  ``batch_size`` texts and ``batch_size * 128`` tokens a batch), so little padding is computed.
+* **Determinism** — on one machine the vectors are bit-identical whatever the batch
+  composition, padding or thread count (attention masks padding exactly; tested). Across CPUs
+  they are not guaranteed bit-identical: ONNX Runtime picks kernels by instruction set, and
+  two kernel choices on this machine (graph optimisation levels) differ by up to 2e-7 per
+  component. The *index* is reproducible anyway: a re-pack takes the vectors of unchanged chunks
+  from the previous index (or ``--reuse``, or the cache) whenever the stamp matches, so a CI
+  runner with the committed index rebuilds the same bytes without running the model.
+* **Query time** — :func:`query_embedder_from_stamp` finds the model the stamp names in
+  ``model_dir`` (``scidx.load(path, model_dir=...)``), then ``$SCIDX_MODEL_DIR``, then the
+  Hugging Face cache, and refuses a model whose identity differs from the stamp's.
+* **Failures** — a missing folder or file is a :class:`~scidx.errors.ConfigError`; a missing
+  ``onnxruntime``/``tokenizers`` an :class:`~scidx.errors.EmbeddingError` naming the extra; an
+  unloadable ONNX file, a tokenizer that does not fit the model, an unexpected output shape or
+  non-finite outputs a :class:`~scidx.errors.ProviderError`. All are raised before anything is
+  embedded, cached or written (a probe input runs when the model loads).
+
+The module imports neither ``onnxruntime`` nor ``tokenizers`` until a model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from scidx.embed.base import Embedder, Vectors
+from scidx.errors import ConfigError, EmbeddingError, ProviderError
+
+__all__ = [
+    "ENV_MODEL_DIR",
+    "FUSION",
+    "INSTALL_HINT",
+    "PROVIDER_ID",
+    "LocalEmbedder",
+    "ModelFiles",
+    "find_in_hf_cache",
+    "from_config",
+    "model_identity",
+    "query_embedder_from_stamp",
+    "read_model_files",
+    "resolve_model",
+]
+
+PROVIDER_ID = "local"
+ENV_MODEL_DIR = "SCIDX_MODEL_DIR"
+INSTALL_HINT = "pip install 'scidx[local]'"
+POOLING_MODES = ("mean", "cls", "max", "mean_sqrt_len")
+
+#: Hybrid fusion for local-provider indexes, chosen on SciFact train
+#: (benchmarks/bench_local.py): the dense leg is strong, so it gets an equal say and
+#: pseudo-relevance feedback only helps a little.
+FUSION: Mapping[str, Any] = {"method": "weighted-sum", "alpha": 0.5, "prfDocs": 3, "prfBeta": 0.5}
+
+_IDENTITY_DOMAIN = b"scidx-local-model-v1\x00"
+_HF_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9][A-Za-z0-9._\-]*")
+_HF_SNAPSHOT = re.compile(r"models--([^/]+?)--([^/]+)$")
+# A token budget per batch, so a batch of long texts does not allocate a huge attention tensor.
+_TOKENS_PER_TEXT_BUDGET = 128
+_DEFAULT_MAX_TOKENS = 512
+_QUERY_CACHE_SIZE = 256
+_PROBE_TEXT = "scidx probe: does this model load?"
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding and describing a model
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """What a model folder says about itself, before anything is loaded.
+
+    Attributes:
+        name: A readable name: the folder's name, or ``org/name`` for a Hugging Face snapshot.
+        onnx: The ONNX file.
+        tokenizer: The ``tokenizer.json`` file.
+        pooling: ``mean``, ``cls``, ``max`` or ``mean_sqrt_len``.
+        max_tokens: The model's maximum sequence length (special tokens included).
+        position_limit: ``max_position_embeddings`` from ``config.json``, if given.
+        dimensions: ``word_embedding_dimension`` from the pooling config, if given.
+        vocab_size: ``vocab_size`` from ``config.json``, if given.
+    """
+
+    name: str
+    onnx: Path
+    tokenizer: Path
+    pooling: str
+    max_tokens: int
+    position_limit: int | None
+    dimensions: int | None
+    vocab_size: int | None
+
+    def weight_files(self) -> list[Path]:
+        """The ONNX file and any external-data files beside it (``model.onnx_data``...)."""
+        extra = sorted(
+            p
+            for p in self.onnx.parent.iterdir()
+            if p.name != self.onnx.name and p.name.startswith(self.onnx.name) and p.is_file()
+        )
+        return [self.onnx, *extra]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: cannot read this model file ({exc}); restore it from the model's source"
+        ) from None
+
+
+def _positive_int(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return value
+
+
+def _pooling(folder: Path) -> str:
+    """The pooling mode from ``modules.json`` → the Pooling module's ``config.json`` (else mean)."""
+    modules = _read_json(folder / "modules.json")
+    pool_dir = folder / "1_Pooling"
+    if isinstance(modules, list):
+        for module in modules:
+            if isinstance(module, dict) and str(module.get("type", "")).endswith(".Pooling"):
+                path = module.get("path")
+                if isinstance(path, str) and path and ".." not in Path(path).parts:
+                    pool_dir = folder / path
+    config = _read_json(pool_dir / "config.json")
+    if not isinstance(config, dict):
+        return "mean"
+    modes = [
+        mode
+        for key, mode in (
+            ("pooling_mode_cls_token", "cls"),
+            ("pooling_mode_mean_tokens", "mean"),
+            ("pooling_mode_max_tokens", "max"),
+            ("pooling_mode_mean_sqrt_len_tokens", "mean_sqrt_len"),
+        )
+        if config.get(key) is True
+    ]
+    other = [k for k, v in config.items() if k.startswith("pooling_mode_") and v is True]
+    if len(modes) != 1 or len(other) != 1:
+        raise ConfigError(
+            f"{pool_dir / 'config.json'}: scidx supports exactly one of the pooling modes "
+            f"{', '.join(POOLING_MODES)}, but this model asks for {other or 'none'}"
+        )
+    return modes[0]
+
+
+def _dimension_hint(folder: Path) -> int | None:
+    config = _read_json(folder / "1_Pooling" / "config.json")
+    return (
+        _positive_int(config.get("word_embedding_dimension")) if isinstance(config, dict) else None
+    )
+
+
+def _snapshot_name(folder: Path) -> str | None:
+    """``org/name`` when ``folder`` is ``.../models--org--name/snapshots/<revision>``."""
+    if folder.parent.name != "snapshots":
+        return None
+    match = _HF_SNAPSHOT.search(folder.parent.parent.name)
+    return f"{match.group(1)}/{match.group(2)}" if match else None
+
+
+def read_model_files(location: Path, *, name: str | None = None) -> ModelFiles:
+    """Describe the model at ``location`` (a folder or an ``.onnx`` file) without loading it.
+
+    Args:
+        location: The model folder, or its ONNX file.
+        name: The readable name to record; default from the folder (see :class:`ModelFiles`).
+
+    Returns:
+        The model's files and settings.
+
+    Raises:
+        ConfigError: The folder, its ONNX file or its ``tokenizer.json`` is missing, or a
+            sentence-transformers file is unreadable or asks for something unsupported.
+    """
+    location = Path(location)
+    if location.is_file() and location.suffix == ".onnx":
+        onnx = location
+        folder = location.parent
+        if (
+            not (folder / "tokenizer.json").is_file()
+            and (folder.parent / "tokenizer.json").is_file()
+        ):
+            folder = folder.parent
+    elif location.is_dir():
+        folder = location
+        onnx = folder / "model.onnx"
+        if not onnx.is_file() and (folder / "onnx" / "model.onnx").is_file():
+            onnx = folder / "onnx" / "model.onnx"
+        if not onnx.is_file():
+            raise ConfigError(
+                f"{location}: no model.onnx in this model folder (nor onnx/model.onnx); export "
+                "the model to ONNX (e.g. with optimum) or point at the folder that holds it"
+            )
+    else:
+        raise ConfigError(
+            f"{location}: model folder not found; point the model setting at a folder holding "
+            "model.onnx and tokenizer.json"
+        )
+    tokenizer = folder / "tokenizer.json"
+    if not tokenizer.is_file():
+        raise ConfigError(
+            f"{folder}: no tokenizer.json in this model folder; save the model's fast tokenizer "
+            "there (tokenizer.save_pretrained) next to model.onnx"
+        )
+    st_config = _read_json(folder / "sentence_bert_config.json")
+    tok_config = _read_json(folder / "tokenizer_config.json")
+    hf_config = _read_json(folder / "config.json")
+    max_tokens = None
+    if isinstance(st_config, dict):
+        max_tokens = _positive_int(st_config.get("max_seq_length"))
+    if max_tokens is None and isinstance(tok_config, dict):
+        value = _positive_int(tok_config.get("model_max_length"))
+        # transformers writes 1e30 for "no limit": not a usable length.
+        max_tokens = value if value is not None and value <= 1_000_000 else None
+    position_limit = None
+    vocab_size = None
+    if isinstance(hf_config, dict):
+        position_limit = _positive_int(hf_config.get("max_position_embeddings"))
+        vocab_size = _positive_int(hf_config.get("vocab_size"))
+    max_tokens = max_tokens or position_limit or _DEFAULT_MAX_TOKENS
+    if position_limit is not None:
+        max_tokens = min(max_tokens, position_limit)
+    return ModelFiles(
+        name=name or _snapshot_name(folder) or folder.resolve().name,
+        onnx=onnx,
+        tokenizer=tokenizer,
+        pooling=_pooling(folder),
+        max_tokens=max_tokens,
+        position_limit=position_limit,
+        dimensions=_dimension_hint(folder),
+        vocab_size=vocab_size,
+    )
+
+
+def model_identity(files: ModelFiles, *, pooling: str, max_tokens: int) -> str:
+    """The xxh3-128 hex digest that identifies a model's vectors.
+
+    It covers the bytes of the ONNX file(s) and ``tokenizer.json`` and the settings that change
+    vectors, never a path: the same model anywhere has the same identity, and any change to its
+    weights or tokenizer gives another.
+
+    Raises:
+        ConfigError: A file cannot be read.
+    """
+    digest = xxhash.xxh3_128(_IDENTITY_DOMAIN)
+    for role, path in [
+        *(("weights", p) for p in files.weight_files()),
+        ("tokenizer", files.tokenizer),
+    ]:
+        try:
+            with path.open("rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                digest.update(f"{role}\x00{size}\x00".encode())
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+        except OSError as exc:
+            raise ConfigError(
+                f"{path}: cannot read the model file ({exc.strerror or exc})"
+            ) from None
+    settings = {"pooling": pooling, "maxTokens": max_tokens, "normalization": "l2"}
+    digest.update(json.dumps(settings, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _hf_cache_roots() -> list[Path]:
+    roots = []
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            roots.append(Path(value).expanduser())
+    home = os.environ.get("HF_HOME", "").strip()
+    if home:
+        roots.append(Path(home).expanduser() / "hub")
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    roots.append(base / "huggingface" / "hub")
+    return list(dict.fromkeys(roots))
+
+
+def find_in_hf_cache(repo_id: str, revision: str = "main") -> Path | None:
+    """The snapshot folder of ``repo_id`` in the local Hugging Face cache, or None.
+
+    Reads the cache layout (``models--org--name/refs/<revision>`` → ``snapshots/<commit>``)
+    directly: no network, no ``huggingface_hub`` needed.
+    """
+    if not _HF_ID.fullmatch(repo_id):
+        return None
+    org, name = repo_id.split("/", 1)
+    for root in _hf_cache_roots():
+        repo = root / f"models--{org}--{name}"
+        snapshots = repo / "snapshots"
+        if not snapshots.is_dir():
+            continue
+        try:
+            commit = (repo / "refs" / revision).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            commit = ""
+        if commit and (snapshots / commit).is_dir():
+            return snapshots / commit
+        found = sorted(p for p in snapshots.iterdir() if p.is_dir())
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def resolve_model(
+    model: str | os.PathLike[str],
+    *,
+    root: Path | None = None,
+    allow_download: bool = False,
+) -> tuple[Path, str | None]:
+    """Find the model a config names: ``(location, Hugging Face id or None)``.
+
+    Args:
+        model: A folder or ``.onnx`` path (relative to ``root``), or a Hugging Face model id.
+        root: The folder relative paths start from (the config file's folder).
+        allow_download: Fetch a Hugging Face id that is not cached (needs ``huggingface_hub``
+            and a network); otherwise nothing is ever fetched.
+
+    Raises:
+        ConfigError: Neither an existing path nor a cached model id.
+        EmbeddingError: The download was allowed but failed.
+    """
+    text = os.fspath(model)
+    path = Path(text).expanduser()
+    if not path.is_absolute() and root is not None:
+        path = root / path
+    if path.exists():
+        return path, None
+    if _HF_ID.fullmatch(text) and not text.startswith((".", "~")):
+        cached = find_in_hf_cache(text)
+        if cached is not None:
+            return cached, text
+        if allow_download:
+            return _download(text), text
+        raise ConfigError(
+            f"model {text!r}: no such folder, and no Hugging Face model of that id in the local "
+            f'cache ({", ".join(str(r) for r in _hf_cache_roots())}); point "model" at a '
+            'folder with model.onnx and tokenizer.json, or set "allowDownload": true to fetch it'
+        )
+    raise ConfigError(
+        f"model {text!r}: model folder not found ({path}); point the model setting at a folder "
+        "holding model.onnx and tokenizer.json"
+    )
+
+
+def _download(repo_id: str) -> Path:
+    """Fetch ``repo_id``'s ONNX model and tokenizer files into the Hugging Face cache."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as exc:
+        raise EmbeddingError(
+            f"downloading {repo_id!r} needs huggingface_hub ({exc}); {INSTALL_HINT}"
+        ) from None
+    try:
+        folder = snapshot_download(
+            repo_id,
+            allow_patterns=[
+                "*.json",
+                "model.onnx",
+                "model.onnx_data",
+                "onnx/model.onnx",
+                "onnx/model.onnx_data",
+                "1_Pooling/*",
+            ],
+        )
+    except Exception as exc:  # the hub raises many types (offline, 404, timeouts)
+        raise EmbeddingError(
+            f"could not download the model {repo_id!r}: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}; fetch it on a machine with a "
+            'network and point "model" at the folder'
+        ) from None
+    return Path(folder)
+
+
+# ---------------------------------------------------------------------------------------------
+# The embedder
+
+
+def _import_runtime() -> tuple[Any, Any]:
+    try:
+        import onnxruntime
+        import tokenizers
+    except ImportError as exc:
+        raise EmbeddingError(
+            f"the local embedding provider needs onnxruntime and tokenizers ({exc}); "
+            f"install them with: {INSTALL_HINT}"
+        ) from None
+    return onnxruntime, tokenizers
+
+
+_OPTIMIZATION = {
+    "all": "ORT_ENABLE_ALL",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "basic": "ORT_ENABLE_BASIC",
+    "none": "ORT_DISABLE_ALL",
+}
+
+
+class LocalEmbedder(Embedder):
+    """Sentence embeddings from a local ONNX model, on the CPU.
+
+    Args:
+        model: A model folder, an ``.onnx`` file or a Hugging Face model id (see the module
+            docstring).
+        dimensions: The expected vector length; default the model's own. A mismatch is a
+            :class:`~scidx.errors.ConfigError`.
+        max_tokens: Cut inputs at this many tokens (special tokens included); default and
+            upper bound: the model's maximum sequence length.
+        threads: ONNX Runtime intra-op threads; default one per core.
+        batch_size: At most this many texts per model run.
+        root: The folder relative model paths start from.
+        allow_download: Fetch a Hugging Face id that is not in the local cache.
+        name: The name recorded in the stamp (default from the folder or model id).
+        optimization: ONNX Runtime graph optimisation (``all``, ``extended``, ``basic``,
+            ``none``). Kernels differ between levels in the last bits of the result, as they do
+            between CPUs; tests use it to emulate another machine.
+
+    Raises:
+        ConfigError: The model or one of its files is missing, or a setting is invalid.
+        EmbeddingError: ``onnxruntime`` or ``tokenizers`` is not installed.
+        ProviderError: The model cannot be loaded or does not give usable vectors.
+
+    Example:
+        >>> emb = LocalEmbedder("../shared/models/all-MiniLM-L6-v2-int8")  # doctest: +SKIP
+        >>> emb.embed(["a cat"]).shape  # doctest: +SKIP
+        (1, 384)
+    """
+
+    provider_id = PROVIDER_ID
+    batch_size = 32
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str],
+        *,
+        dimensions: int | None = None,
+        max_tokens: int | None = None,
+        threads: int | None = None,
+        batch_size: int | None = None,
+        root: Path | None = None,
+        allow_download: bool = False,
+        name: str | None = None,
+        optimization: str = "all",
+    ) -> None:
+        location, repo_id = resolve_model(model, root=root, allow_download=allow_download)
+        files = read_model_files(location, name=name or repo_id)
+        self.files = files
+        if max_tokens is not None:
+            if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
+                raise ConfigError(f"maxTokens must be an integer of at least 2, got {max_tokens!r}")
+            limit = files.position_limit or files.max_tokens
+            if max_tokens > limit:
+                raise ConfigError(
+                    f"maxTokens {max_tokens} is above the model's limit of {limit} tokens "
+                    f"({files.onnx.parent}); use at most {limit}"
+                )
+        self.max_tokens = max_tokens or files.max_tokens
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
+            raise ConfigError(f"threads must be a positive integer, got {threads!r}")
+        if batch_size is not None:
+            if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+                raise ConfigError(f"batchSize must be a positive integer, got {batch_size!r}")
+            self.batch_size = batch_size
+        if optimization not in _OPTIMIZATION:
+            raise ConfigError(
+                f"optimization must be one of {', '.join(_OPTIMIZATION)}, got {optimization!r}"
+            )
+        self.pooling = files.pooling
+        self.identity = model_identity(files, pooling=self.pooling, max_tokens=self.max_tokens)
+        self.model_id = f"{files.name}@{self.identity[:16]}"
+        self.truncated: list[str] = []
+        # Set by the packer: names an input (its chunk id) instead of quoting its text.
+        self.describe_input: Any = None
+        self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+        self._load(threads, optimization)
+        self.dimensions = self._probe(dimensions)
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def _load(self, threads: int | None, optimization: str) -> None:
+        ort, tokenizers = _import_runtime()
+        files = self.files
+        try:
+            tokenizer = tokenizers.Tokenizer.from_file(str(files.tokenizer))
+        except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+            raise ProviderError(
+                f"{files.tokenizer}: not a usable tokenizer.json ({_first_line(exc)}); save the "
+                "model's fast tokenizer again"
+            ) from None
+        # The file's own padding/truncation (often a fixed 128) is not the model's limit.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(self.max_tokens)
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        options.log_severity_level = 4  # failures are raised as ProviderError, not logged
+        options.graph_optimization_level = getattr(
+            ort.GraphOptimizationLevel, _OPTIMIZATION[optimization]
+        )
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.inter_op_num_threads = 1
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        try:
+            self._session = ort.InferenceSession(
+                str(files.onnx), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime's own exception types, not importable stably
+            raise ProviderError(
+                f"{files.onnx}: ONNX Runtime cannot load this model ({_first_line(exc)}); the "
+                "file is corrupt or not an ONNX model: export or copy it again"
+            ) from None
+        inputs = {i.name: i for i in self._session.get_inputs()}
+        known = {"input_ids", "attention_mask", "token_type_ids"}
+        if "input_ids" not in inputs or set(inputs) - known:
+            raise ProviderError(
+                f"{files.onnx}: the model's inputs are {sorted(inputs)}; scidx feeds input_ids, "
+                "attention_mask and token_type_ids (a transformer encoder exported to ONNX)"
+            )
+        self._inputs = sorted(inputs)
+        outputs = [o.name for o in self._session.get_outputs()]
+        self._output = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
+
+    def _probe(self, dimensions: int | None) -> int:
+        """Run one input that holds the tokenizer's largest id; check the shape and values."""
+        files = self.files
+        vocab = int(self._tokenizer.get_vocab_size(with_added_tokens=True))
+        if files.vocab_size is not None and vocab > files.vocab_size:
+            raise ProviderError(
+                f"{files.tokenizer} has {vocab} tokens but {files.onnx.parent / 'config.json'} "
+                f"says the model knows {files.vocab_size}: the tokenizer belongs to another "
+                "model; use the tokenizer.json that came with model.onnx"
+            )
+        encoding = self._tokenizer.encode(_PROBE_TEXT)
+        ids = list(encoding.ids)
+        ids.insert(1 if len(ids) > 1 else 0, vocab - 1)
+        hidden, mask = self._run([ids], probe=True)
+        if hidden.ndim not in (2, 3) or hidden.shape[0] != 1:
+            raise ProviderError(
+                f"{files.onnx}: output {self._output!r} has shape {list(hidden.shape)}; expected "
+                "(batch, sequence, dimensions) token states or (batch, dimensions) vectors"
+            )
+        dims = int(hidden.shape[-1])
+        if files.dimensions is not None and files.dimensions != dims:
+            raise ProviderError(
+                f"{files.onnx}: the model gives {dims}-dimensional vectors, but "
+                f"1_Pooling/config.json says {files.dimensions}; the folder mixes two models"
+            )
+        if dimensions is not None and dimensions != dims:
+            raise ConfigError(
+                f'"dimensions" is {dimensions} but the model {files.name} gives {dims}-'
+                f'dimensional vectors; remove "dimensions" or set it to {dims}'
+            )
+        self.dimensions = dims
+        self._finish(hidden, mask, ["the probe input"])
+        return dims
+
+    # -- running ------------------------------------------------------------------------------
+
+    def _run(
+        self, rows: Sequence[Sequence[int]], *, probe: bool = False
+    ) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
+        """Run the model on right-padded ``rows``: ``(output, attention mask)``."""
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        try:
+            (out,) = self._session.run([self._output], {k: feed[k] for k in self._inputs})
+        except Exception as exc:
+            what = (
+                "the tokenizer's largest token id is rejected by the model: tokenizer.json "
+                "does not belong to this model"
+                if probe and "out of" in str(exc)
+                else "the model failed"
+            )
+            raise ProviderError(
+                f"{self.files.onnx}: {what} ({_first_line(exc)}); use the tokenizer.json and "
+                "model.onnx of one model"
+            ) from None
+        return np.asarray(out), mask
+
+    def _finish(
+        self, hidden: npt.NDArray[Any], mask: npt.NDArray[np.int64], labels: Sequence[str]
+    ) -> Vectors:
+        """Pool token states (or take pooled vectors), L2-normalise, and check every value."""
+        if hidden.ndim == 3:
+            states = hidden.astype(np.float64)
+            weights = mask[:, :, None].astype(np.float64)
+            if self.pooling == "cls":
+                pooled = states[:, 0, :]
+            elif self.pooling == "max":
+                pooled = np.where(weights > 0, states, -np.inf).max(axis=1)
+            else:
+                counts = np.maximum(weights.sum(axis=1), 1.0)
+                pooled = (states * weights).sum(axis=1)
+                pooled = pooled / (np.sqrt(counts) if self.pooling == "mean_sqrt_len" else counts)
+        else:
+            pooled = hidden.astype(np.float64)
+        if pooled.shape[1] != self.dimensions:
+            raise ProviderError(
+                f"{self.files.onnx}: the model gave {pooled.shape[1]}-dimensional vectors, "
+                f"expected {self.dimensions}"
+            )
+        finite = np.isfinite(pooled).all(axis=1)
+        norms = np.linalg.norm(np.where(finite[:, None], pooled, 0.0), axis=1)
+        bad = np.flatnonzero(~finite | (norms == 0))
+        if bad.size:
+            i = int(bad[0])
+            what = "NaN or infinite values" if not finite[i] else "an all-zero vector"
+            raise ProviderError(
+                f"{self.files.onnx}: the model returned {what} for {labels[i]} "
+                f"({bad.size} of {len(labels)} inputs in the batch); the model is broken or "
+                "was exported wrongly, so nothing was written"
+            )
+        return np.ascontiguousarray(pooled / norms[:, None], dtype=np.float32)
+
+    def _label(self, text: str, position: int) -> str:
+        name = self.describe_input(text) if self.describe_input is not None else None
+        return f"chunk {name!r}" if name else f"input {position}"
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, truncated to ``max_tokens``; records truncations.
+
+        Returns:
+            One list of ids per text, special tokens included.
+        """
+        encodings = self._tokenizer.encode_batch(list(texts))
+        rows = []
+        for position, (text, enc) in enumerate(zip(texts, encodings, strict=True)):
+            if enc.overflowing:
+                self.truncated.append(self._label(text, position).removeprefix("chunk "))
+            rows.append(list(enc.ids))
+        return rows
+
+    def embed_iter(self, texts: Sequence[str]) -> Iterator[tuple[list[int], Vectors]]:
+        """Yield ``(positions, vectors)`` batch by batch, shortest texts first.
+
+        Texts are sorted by token count (ties by position) so each batch pads little; the
+        vectors do not depend on the batching.
+        """
+        rows = self.tokenize(texts)
+        order = sorted(range(len(rows)), key=lambda i: (len(rows[i]), i))
+        budget = self.batch_size * _TOKENS_PER_TEXT_BUDGET
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while (
+                end < len(order)
+                and end - start < self.batch_size
+                and (end - start + 1) * len(rows[order[end]]) <= budget
+            ):
+                end += 1
+            positions = order[start:end]
+            hidden, mask = self._run([rows[i] for i in positions])
+            labels = [self._label(texts[i], i) for i in positions]
+            yield positions, self._finish(hidden, mask, labels)
+            start = end
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` in order (see :meth:`embed_iter`).
+
+        Returns:
+            float32 ``(len(texts), dimensions)``, rows L2-normalised.
+        """
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for positions, vectors in self.embed_iter(texts):
+            out[positions] = vectors
+        return out
+
+    def embed_query(self, query: str) -> Vectors:
+        """One query's vector, from a small in-process LRU cache when asked before."""
+        with self._lock:
+            hit = self._query_cache.get(query)
+            if hit is not None:
+                self._query_cache.move_to_end(query)
+                return hit
+        (ids,) = [list(e.ids) for e in self._tokenizer.encode_batch([query])]
+        hidden, mask = self._run([ids])
+        vector = self._finish(hidden, mask, ["the query"])[0]
+        with self._lock:
+            self._query_cache[query] = vector
+            while len(self._query_cache) > _QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vector
+
+    def stamp(self) -> dict[str, object]:
+        """Provider, model id (name@identity), dimensions, normalisation, pooling, max tokens."""
+        out = super().stamp()
+        out.update(
+            {"modelHash": self.identity, "pooling": self.pooling, "maxTokens": self.max_tokens}
+        )
+        return out
+
+    def fusion(self) -> dict[str, Any]:
+        """The hybrid fusion settings to record in the index header (:data:`FUSION`)."""
+        return dict(FUSION)
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalEmbedder(model={self.model_id!r}, dimensions={self.dimensions}, "
+            f"pooling={self.pooling!r}, max_tokens={self.max_tokens})"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    # ONNX Runtime prefixes "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : "; keep the substance.
+    text = re.sub(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*", "", text)
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if len(line) <= 240 else line[:237] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# Factories used by the packer and by query-time search
+
+
+def from_config(config: object, **options: Any) -> LocalEmbedder:
+    """Build the embedder from a scidx ``Config`` (read by attribute).
+
+    Reads ``model`` (required), ``dimensions`` (0 or None: the model's own), ``max_tokens``,
+    ``threads``, ``batch_size``, ``allow_download`` and ``root``.
+
+    Raises:
+        ConfigError: No model, or a setting the model cannot honour.
+    """
+    model = getattr(config, "model", None)
+    label = getattr(config, "path", None) or "config"
+    if not model:
+        raise ConfigError(
+            f'{label}: "model" is required for embeddingProvider "local": the folder holding '
+            "model.onnx and tokenizer.json, or a Hugging Face model id in the local cache"
+        )
+    dims = getattr(config, "dimensions", None)
+    kwargs: dict[str, Any] = {
+        "dimensions": dims or None,
+        "max_tokens": getattr(config, "max_tokens", None),
+        "threads": getattr(config, "threads", None),
+        "batch_size": getattr(config, "batch_size", None),
+        "allow_download": bool(getattr(config, "allow_download", False)),
+        "root": getattr(config, "root", None),
+    }
+    kwargs.update(options)
+    try:
+        return LocalEmbedder(model, **kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"{label}: {exc}") from None
+
+
+_QUERY_EMBEDDERS: dict[tuple[object, ...], LocalEmbedder] = {}
+_QUERY_EMBEDDERS_LOCK = threading.Lock()
+
+
+def _candidates(base: Path, name: str) -> list[Path]:
+    """``base`` itself if it is a model folder, else ``base/name`` and ``base/<last part>``."""
+    out = [base, base / name, base / name.split("/")[-1]]
+    return list(dict.fromkeys(p for p in out if p.is_dir() or p.suffix == ".onnx"))
+
+
+def query_embedder_from_stamp(stamp: Mapping[str, object], **options: Any) -> LocalEmbedder:
+    """The embedder for queries against an index whose provider stamp is ``stamp``.
+
+    The model is looked for, in order, in ``model_dir`` (the model folder itself, or a folder
+    holding it under its name), then ``$SCIDX_MODEL_DIR`` (the same), then the Hugging Face
+    cache when the stamp's name is a model id. A model whose identity differs from the stamp's
+    ``modelHash`` is refused. Embedders are kept per (stamp, options) for the process.
+
+    Args:
+        stamp: The index header's ``provider`` map.
+        **options: ``model_dir``, ``threads``; other keys (e.g. ``base_url`` for OpenAI
+            indexes) are ignored.
+
+    Raises:
+        EmbeddingError: The extra is not installed, or the model is not found or differs.
+    """
+    model = stamp.get("model")
+    identity = stamp.get("modelHash")
+    max_tokens = stamp.get("maxTokens")
+    dims = stamp.get("dimensions")
+    if (
+        stamp.get("provider") != PROVIDER_ID
+        or not isinstance(model, str)
+        or "@" not in model
+        or not isinstance(identity, str)
+        or not isinstance(max_tokens, int)
+        or not isinstance(dims, int)
+    ):
+        raise EmbeddingError(f"the index's provider stamp {dict(stamp)!r} is not a local stamp")
+    _import_runtime()  # the clearest message first: what to install
+    name = model.rsplit("@", 1)[0]
+    threads = options.get("threads")
+    bases: list[Path] = []
+    for raw in (options.get("model_dir"), os.environ.get(ENV_MODEL_DIR, "").strip() or None):
+        if raw:
+            bases.append(Path(os.fspath(raw)).expanduser())
+    places = [p for base in bases for p in _candidates(base, name)]
+    if _HF_ID.fullmatch(name):
+        cached = find_in_hf_cache(name)
+        if cached is not None:
+            places.append(cached)
+    key = (model, identity, tuple(str(p) for p in places), threads)
+    with _QUERY_EMBEDDERS_LOCK:
+        ready = _QUERY_EMBEDDERS.get(key)
+    if ready is not None:
+        return ready
+    mismatched: list[str] = []
+    for place in places:
+        try:
+            files = read_model_files(place, name=name)
+        except ConfigError:
+            continue
+        pooling = stamp.get("pooling", files.pooling)
+        found = model_identity(files, pooling=str(pooling), max_tokens=max_tokens)
+        if found != identity:
+            mismatched.append(f"{place} (identity {found[:16]})")
+            continue
+        embedder = LocalEmbedder(
+            place, name=name, max_tokens=max_tokens, threads=threads, dimensions=dims
+        )
+        with _QUERY_EMBEDDERS_LOCK:
+            _QUERY_EMBEDDERS[key] = embedder
+        return embedder
+    where = (
+        f"; these hold a different model: {', '.join(mismatched)}"
+        if mismatched
+        else f"; looked in {', '.join(str(p) for p in places)}"
+        if places
+        else ""
+    )
+    raise EmbeddingError(
+        f"the index was embedded with the local model {name!r} (identity {identity[:16]}), "
+        f"which is not found here{where}. Point to its folder with "
+        f"scidx.load(path, model_dir=...), --model-dir or ${ENV_MODEL_DIR}"
+    )
