@@ -50,11 +50,14 @@ __all__ = [
 
 CONFIG_FILENAME = "staticcorpus.json"
 
-Provider = Literal["hashing", "openai"]
+# A built-in provider ("hashing", "openai", "local") or a plugin's name (scidx.embedders).
+Provider = str
 AnchorStyle = Literal["github", "mkdocs"]
 
-PROVIDERS = ("hashing", "openai")
+PROVIDERS = ("hashing", "openai", "local")
 DEFAULT_MODELS = {"hashing": "hashing-v2", "openai": "text-embedding-3-small"}
+# Keys that only the local provider reads.
+_LOCAL_KEYS = ("threads", "maxTokens", "allowDownload")
 ANCHOR_STYLES = ("github", "mkdocs")
 # Full vector lengths of the OpenAI models scidx knows (kept equal to scidx.embed.openai.MODELS,
 # which a test checks; that module is not imported here because it loads the openai SDK).
@@ -72,6 +75,8 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     # 2048 is the OpenAI embeddings API's limit on inputs per request.
     "batchSize": (1, 2048),
     "concurrency": (1, 64),
+    "threads": (1, 256),
+    "maxTokens": (2, 1_000_000),
 }
 _HASHING_MIN_DIMENSIONS = 8
 _MAX_TIMEOUT = 3600.0
@@ -95,6 +100,10 @@ KNOWN_KEYS = (
     "batchSize",
     "concurrency",
     "timeoutSeconds",
+    "threads",
+    "maxTokens",
+    "allowDownload",
+    "providerOptions",
 )
 
 
@@ -111,9 +120,11 @@ class Config:
         include: Globs of the input files (at least one).
         exclude: Globs removed from the matched files.
         output: The ``.scidx`` file to write (absolute).
-        embedding_provider: ``"hashing"`` (offline) or ``"openai"``.
-        model: The embedding model; ``config_from_dict`` fills in the provider's default.
-        dimensions: Vector dimensions.
+        embedding_provider: ``"hashing"`` (offline), ``"openai"``, ``"local"`` (an ONNX model
+            on the CPU) or the name of an installed provider plugin.
+        model: The embedding model; ``config_from_dict`` fills in the provider's default. For
+            ``local``: a model folder (relative to ``root``) or a Hugging Face model id.
+        dimensions: Vector dimensions; 0 for ``local`` and plugins means the model's own.
         max_chunk_chars: Upper bound on a chunk's Markdown length.
         anchor_style: Heading-slug flavour, ``"github"`` or ``"mkdocs"``.
         vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
@@ -121,9 +132,13 @@ class Config:
         cache_dir: Embedding-cache folder (absolute), or ``None`` for the default.
         url_template: Link pattern with ``{source}``, ``{path}`` and ``{anchor}`` placeholders.
         base_url: Base URL of an OpenAI-compatible server.
-        batch_size: Texts per embedding request.
+        batch_size: Texts per embedding request (None: the provider's default).
         concurrency: Embedding requests in flight.
         timeout: Seconds before an embedding request is abandoned.
+        threads: ``local``: ONNX Runtime threads (None: one per core).
+        max_tokens: ``local``: cut model inputs at this many tokens (None: the model's limit).
+        allow_download: ``local``: fetch a Hugging Face model id missing from the local cache.
+        provider_options: A plugin provider's own settings (a JSON object).
     """
 
     root: Path
@@ -141,9 +156,13 @@ class Config:
     cache_dir: Path | None = None
     url_template: str | None = None
     base_url: str | None = None
-    batch_size: int = 128
+    batch_size: int | None = None
     concurrency: int = 4
     timeout: float = 60.0
+    threads: int | None = None
+    max_tokens: int | None = None
+    allow_download: bool = False
+    provider_options: dict[str, Any] | None = None
 
     @property
     def model_id(self) -> str:
@@ -162,7 +181,7 @@ class Config:
         Returns:
             A mapping with JSON key names.
         """
-        return {
+        out: dict[str, Any] = {
             "include": sorted(set(self.include)),
             "exclude": sorted(set(self.exclude)),
             "embeddingProvider": self.embedding_provider,
@@ -174,6 +193,12 @@ class Config:
             # Only when not the default, so configs written before encodings keep their hash.
             **({"vectors": self.vectors} if self.vectors != DEFAULT_ENCODING else {}),
         }
+        # Only when set, so that configs without them keep the hash they always had.
+        if self.max_tokens is not None:
+            out["maxTokens"] = self.max_tokens
+        if self.provider_options:
+            out["providerOptions"] = self.provider_options
+        return out
 
     def config_hash(self) -> str:
         """The xxh3-128 hex digest of :meth:`canonical` as compact, key-sorted JSON."""
@@ -416,24 +441,42 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     include = check.globs("include", required=True)
     exclude = check.globs("exclude", required=False)
 
-    provider = cast(Provider, check.choice("embeddingProvider", PROVIDERS, "hashing"))
+    provider = _provider(data, check)
 
     model = check.optional_string("model")
     if provider == "hashing" and model is not None and model != DEFAULT_MODELS["hashing"]:
         raise check.fail(
             "model",
             f'"{DEFAULT_MODELS["hashing"]}" (or absent) for embeddingProvider "hashing"',
-            'remove "model" or set "embeddingProvider": "openai"',
+            'remove "model" or set "embeddingProvider": "openai" or "local"',
         )
-    model = model or DEFAULT_MODELS[provider]
+    if provider == "local" and model is None:
+        raise ConfigError(
+            f'{label}: "model" is required for embeddingProvider "local": the folder holding '
+            'model.onnx and tokenizer.json (e.g. "models/all-MiniLM-L6-v2"), or a Hugging Face '
+            "model id in the local cache"
+        )
+    model = model or DEFAULT_MODELS.get(provider)
+    for key in _LOCAL_KEYS:
+        if key in data and provider != "local":
+            raise check.fail(
+                key, f'absent for embeddingProvider "{provider}"', "it is a local-provider setting"
+            )
+    if "providerOptions" in data and provider in PROVIDERS:
+        raise check.fail(
+            "providerOptions",
+            f'absent for embeddingProvider "{provider}"',
+            "it is for provider plugins",
+        )
 
     low, high = _INT_RANGES["dimensions"]
     context = ""
     if provider == "hashing":
         low, context = _HASHING_MIN_DIMENSIONS, ' for embeddingProvider "hashing"'
-    default_dimensions = 512
+    # 0: the model's own length (local and plugin providers find it out themselves).
+    default_dimensions = 512 if provider in ("hashing", "openai") else 0
     if provider == "openai":
-        native = OPENAI_NATIVE_DIMENSIONS.get(model)
+        native = OPENAI_NATIVE_DIMENSIONS.get(model or "")
         if native is None and "dimensions" not in data:
             raise ConfigError(
                 f'{label}: "dimensions" is required for the model "{model}" (scidx does not '
@@ -443,8 +486,16 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         default_dimensions = native or default_dimensions
     dimensions = check.integer("dimensions", default_dimensions, low, high, context)
     max_chunk_chars = check.integer("maxChunkChars", 1500, *_INT_RANGES["maxChunkChars"])
-    batch_size = check.integer("batchSize", 128, *_INT_RANGES["batchSize"])
+    batch_size = check.integer("batchSize", 0, *_INT_RANGES["batchSize"]) or None
     concurrency = check.integer("concurrency", 4, *_INT_RANGES["concurrency"])
+    threads = check.integer("threads", 0, *_INT_RANGES["threads"]) or None
+    max_tokens = check.integer("maxTokens", 0, *_INT_RANGES["maxTokens"]) or None
+    allow_download = data.get("allowDownload", False)
+    if not isinstance(allow_download, bool):
+        raise check.fail("allowDownload", "true or false")
+    provider_options = data.get("providerOptions")
+    if provider_options is not None and not isinstance(provider_options, dict):
+        raise check.fail("providerOptions", "a JSON object of the plugin's settings")
 
     timeout = 60.0
     if "timeoutSeconds" in data:
@@ -523,7 +574,26 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         batch_size=batch_size,
         concurrency=concurrency,
         timeout=timeout,
+        threads=threads,
+        max_tokens=max_tokens,
+        allow_download=allow_download,
+        provider_options=dict(provider_options) if provider_options else None,
     )
+
+
+def _provider(data: Mapping[str, Any], check: _Checker) -> str:
+    """The ``embeddingProvider``: a built-in, or a plugin registered under ``scidx.embedders``."""
+    value = data.get("embeddingProvider", "hashing")
+    if isinstance(value, str) and value in PROVIDERS:
+        return value
+    from scidx.embed.registry import is_provider, provider_names
+
+    if is_provider(value):
+        return cast(str, value)
+    names = provider_names()
+    close = difflib.get_close_matches(value.lower(), names, n=1) if isinstance(value, str) else []
+    hint = f'did you mean "{close[0]}"?' if close else "install the plugin that provides it"
+    raise check.fail("embeddingProvider", " or ".join(f'"{n}"' for n in names), hint)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,24 +14,52 @@ from scidx.build.progress import Progress
 from scidx.build.records import Record
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
-from scidx.errors import ConfigError
+from scidx.embed.registry import provider_names, resolve_provider
+from scidx.errors import ConfigError, EmbeddingError
 from scidx.index.vectors import DEFAULT_ENCODING, VectorEncoder
 
 __all__ = ["embed_records", "make_embedder"]
 
 
 def make_embedder(config: Config) -> Embedder:
-    """The provider named by the config (``hashing`` or ``openai``), not yet cached."""
-    if config.embedding_provider == "hashing":
-        return HashingEmbedder(dimensions=config.dimensions)
-    if config.embedding_provider == "openai":
-        from scidx.embed.openai import OpenAIEmbedder
+    """The provider named by the config, not yet cached.
 
-        return OpenAIEmbedder.from_config(config)
-    raise ConfigError(
-        f"{config.path or 'config'}: unknown embeddingProvider {config.embedding_provider!r}; "
-        'use "hashing" or "openai"'
-    )
+    ``hashing`` is built in; every other provider (``openai``, ``local``, plugins registered
+    under the ``scidx.embedders`` entry points) is imported by name and built by its
+    ``from_config(config)``.
+
+    Raises:
+        ConfigError: The provider is unknown, cannot pack, or rejects the config.
+        EmbeddingError: The provider (or a package it needs) cannot be imported.
+    """
+    name = config.embedding_provider
+    if name == "hashing":
+        return HashingEmbedder(dimensions=config.dimensions)
+    label = config.path or "config"
+    try:
+        module = resolve_provider(name)
+    except LookupError:
+        raise ConfigError(
+            f"{label}: unknown embeddingProvider {name!r}; use one of {', '.join(provider_names())}"
+        ) from None
+    except ImportError as exc:
+        hint = "pip install 'scidx[local]'" if name == "local" else f"reinstall the {name!r} plugin"
+        raise EmbeddingError(
+            f"{label}: the embedding provider {name!r} cannot be imported ({exc}); {hint}"
+        ) from None
+    factory = getattr(module, "from_config", None)
+    if not callable(factory):
+        raise ConfigError(
+            f"{label}: the embedding provider {name!r} has no from_config(config) factory, so it "
+            "cannot pack; see docs/providers.md"
+        )
+    embedder = factory(config)
+    if not isinstance(embedder, Embedder) or embedder.stamp().get("provider") != name:
+        raise ConfigError(
+            f"{label}: the embedding provider {name!r} returned {type(embedder).__name__}, not an "
+            f"Embedder whose stamp names provider {name!r}; see docs/providers.md"
+        )
+    return embedder
 
 
 def embed_records(

@@ -19,7 +19,7 @@ import io
 import json
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -74,6 +74,9 @@ class PackResult:
         changes: Chunks and sources added/changed/removed against the previous index.
         stale: With ``check``: the output is out of date.
         dry_run: With ``dry_run``: what would be sent to the provider.
+        truncated: Chunk ids whose text the provider cut to its input limit (the index keeps
+            the whole text).
+        embed_seconds: Wall time spent getting vectors (cache and provider).
     """
 
     output: Path | None
@@ -88,6 +91,15 @@ class PackResult:
     changes: ChangeReport | None = None
     stale: bool = False
     dry_run: DryRunPlan | None = None
+    truncated: list[str] = field(default_factory=list)
+    embed_seconds: float = 0.0
+
+    @property
+    def chunks_per_second(self) -> float | None:
+        """Chunks embedded by the provider per second of embedding, or None if none were."""
+        if not self.embedded or self.embed_seconds <= 0:
+            return None
+        return self.embedded / self.embed_seconds
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as a JSON-able dict (``--json``)."""
@@ -101,6 +113,11 @@ class PackResult:
             "outputBytes": self.output_bytes,
             "seconds": round(self.seconds, 3),
         }
+        if self.truncated:
+            out["truncated"] = list(self.truncated)
+        rate = self.chunks_per_second
+        if rate is not None:
+            out["chunksPerSecond"] = round(rate, 1)
         if self.changes is not None:
             out["changes"] = self.changes.to_dict()
         if self.stale:
@@ -172,6 +189,7 @@ def pack_records(
     pool = Pool.start(workers, sum(len(r.text) for r in valid))
     try:
         bm25_pending = pool.start_bm25(valid)
+        embed_started = time.perf_counter()
         vector_arrays, hits, misses = embed_records(
             valid,
             pool.wrap(emb),
@@ -180,6 +198,7 @@ def pack_records(
             progress=report,
             encoding=vectors,
         )
+        embed_seconds = time.perf_counter() - embed_started
         bm25_hashes = bm25_pending() if bm25_pending is not None else None
     finally:
         pool.close()
@@ -189,6 +208,7 @@ def pack_records(
         "chunking": None,
         "configHash": None,
         "urlTemplate": url_template,
+        "fusion": emb.fusion(),
     }
     report("index", 0, 1)
     arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25_hashes)
@@ -198,6 +218,8 @@ def pack_records(
         chunks=len(valid),
         cache_hits=hits,
         embedded=misses,
+        truncated=_truncated(emb),
+        embed_seconds=embed_seconds,
     )
     if output is None:
         result.data = _in_memory(arrays, meta, built)
@@ -278,6 +300,7 @@ def pack_docs(
         if check and _stale_before_embedding(run, previous, valid, result):
             return _finish(result, started)
         bm25_pending = pool.start_bm25(valid)
+        embed_started = time.perf_counter()
         vector_arrays, result.cache_hits, result.embedded = embed_records(
             valid,
             pool.wrap(run.embedder),
@@ -287,6 +310,8 @@ def pack_docs(
             seed=seed,
             encoding=run.cfg.vectors,
         )
+        result.embed_seconds = time.perf_counter() - embed_started
+        result.truncated = _truncated(run.embedder)
         bm25_hashes = bm25_pending() if bm25_pending is not None else None
     finally:
         pool.close()
@@ -395,7 +420,14 @@ def _header_meta(run: _Run) -> dict[str, Any]:
         },
         "configHash": run.cfg.config_hash(),
         "urlTemplate": run.cfg.url_template,
+        "fusion": run.embedder.fusion(),
     }
+
+
+def _truncated(embedder: Embedder) -> list[str]:
+    """The chunks a provider cut to its input limit (providers that track it: ``truncated``)."""
+    found = getattr(embedder, "truncated", None)
+    return sorted(set(found)) if isinstance(found, list) else []
 
 
 def _in_memory(arrays: Mapping[str, Any], meta: Mapping[str, Any], built: str) -> bytes:

@@ -49,6 +49,10 @@ def pack_docs_command(
         Path | None,
         typer.Option("--reuse", help="Reuse vectors from this index (same provider stamp)."),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="List every chunk the provider had to truncate."),
+    ] = False,
 ) -> None:
     """Pack the Markdown files selected by a config into one .scidx index.
 
@@ -107,8 +111,15 @@ def pack_docs_command(
             typer.echo(
                 f"packed {result.files} files into {result.chunks} chunks → {result.output} "
                 f"({human_bytes(result.output_bytes)}; {result.embedded} embedded, "
-                f"{result.cache_hits} cache hits; {result.seconds:.2f} s)"
+                f"{result.cache_hits} cache hits; {result.seconds:.2f} s"
+                + (
+                    f"; {result.chunks_per_second:.1f} chunks/s"
+                    if result.chunks_per_second is not None
+                    else ""
+                )
+                + ")"
             )
+            _print_truncated(result.truncated, verbose=verbose)
             _print_changes(result.changes)
     if check and result.stale:
         raise typer.Exit(STALE_EXIT)
@@ -134,3 +145,16 @@ def _print_changes(changes: ChangeReport | None, *, always: bool = False) -> Non
             typer.echo(f"  {mark} {chunk_id}")
         if len(ids) > _LIST_LIMIT:
             typer.echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")
+
+
+def _print_truncated(truncated: list[str], *, verbose: bool) -> None:
+    if not truncated:
+        return
+    typer.echo(
+        f"{len(truncated)} chunks were longer than the model's input limit and were embedded "
+        "from their beginning (the index keeps the whole text)"
+        + ("" if verbose else "; --verbose lists them")
+    )
+    if verbose:
+        for chunk_id in truncated:
+            typer.echo(f"  truncated: {chunk_id}")

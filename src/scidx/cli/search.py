@@ -47,6 +47,13 @@ def search_command(
             help="OpenAI-compatible server for query embeddings (else $OPENAI_BASE_URL).",
         ),
     ] = None,
+    model_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-dir",
+            help="Folder of the local embedding model (or its parent); else $SCIDX_MODEL_DIR.",
+        ),
+    ] = None,
 ) -> None:
     """Search an index and print the best hits."""
     from scidx.index.index import load
@@ -59,7 +66,7 @@ def search_command(
         metadata[key] = value
     try:
         options = {"base_url": base_url} if base_url else None
-        with load(index, embedder_options=options) as idx:
+        with load(index, embedder_options=options, model_dir=model_dir) as idx:
             hits = idx.search(
                 query,
                 k=k,

@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Vectors", "l2_normalize"]
+__all__ = ["DEFAULT_FUSION", "Embedder", "Vectors", "l2_normalize"]
 
 Vectors = npt.NDArray[np.float32]
+
+#: How hybrid search fuses its two legs unless a provider says otherwise (written into every
+#: index header as ``meta.fusion``): the max-normalised weighted sum with weight ``alpha`` on the
+#: vector leg, whose query is expanded with the ``prfDocs`` best keyword hits at weight
+#: ``prfBeta`` (see :mod:`scidx.index.search`). Tuned on SciFact train for the hashing provider.
+DEFAULT_FUSION: dict[str, Any] = {
+    "method": "weighted-sum",
+    "alpha": 0.3,
+    "prfDocs": 3,
+    "prfBeta": 2.0,
+}
 
 
 def l2_normalize(matrix: npt.NDArray[np.floating]) -> Vectors:
@@ -77,6 +89,14 @@ class Embedder(ABC):
         for positions, vectors in self.embed_iter(texts):
             out[positions] = vectors
         return out
+
+    def fusion(self) -> dict[str, Any]:
+        """Hybrid-search fusion settings for indexes of this provider (``meta.fusion``).
+
+        The default is :data:`DEFAULT_FUSION`; a provider whose vectors are much stronger or
+        weaker than hashing's overrides it with settings tuned for its model.
+        """
+        return dict(DEFAULT_FUSION)
 
     def stamp(self) -> dict[str, object]:
         """The identity written into an index: provider, model, dimensions, normalisation."""

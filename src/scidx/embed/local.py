@@ -515,8 +515,39 @@ class LocalEmbedder(Embedder):
         self.describe_input: Any = None
         self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
-        self._load(threads, optimization)
-        self.dimensions = self._probe(dimensions)
+        self._threads = threads
+        self._optimization = optimization
+        self._session: Any = None
+        self._requested_dimensions = dimensions
+        if (
+            dimensions is not None
+            and files.dimensions is not None
+            and dimensions != files.dimensions
+        ):
+            raise self._dimension_error(dimensions, files.dimensions)
+        if files.dimensions is not None:
+            # Known from 1_Pooling/config.json: the model loads lazily, on the first text to
+            # embed, so a fully cached re-pack or an up-to-date check never starts ONNX Runtime.
+            self.dimensions = files.dimensions
+        else:
+            self._ensure_loaded()
+
+    def _dimension_error(self, wanted: int, actual: int) -> ConfigError:
+        return ConfigError(
+            f'"dimensions" is {wanted} but the model {self.files.name} gives {actual}-'
+            f'dimensional vectors; remove "dimensions" or set it to {actual}'
+        )
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the ONNX session has been created (it is, on the first text to embed)."""
+        return self._session is not None
+
+    def _ensure_loaded(self) -> None:
+        with self._lock:
+            if self._session is None:
+                self._load(self._threads, self._optimization)
+                self.dimensions = self._probe(self._requested_dimensions)
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -589,12 +620,8 @@ class LocalEmbedder(Embedder):
                 f"1_Pooling/config.json says {files.dimensions}; the folder mixes two models"
             )
         if dimensions is not None and dimensions != dims:
-            raise ConfigError(
-                f'"dimensions" is {dimensions} but the model {files.name} gives {dims}-'
-                f'dimensional vectors; remove "dimensions" or set it to {dims}'
-            )
-        self.dimensions = dims
-        self._finish(hidden, mask, ["the probe input"])
+            raise self._dimension_error(dimensions, dims)
+        self._finish(hidden, mask, ["the probe input"], dims)
         return dims
 
     # -- running ------------------------------------------------------------------------------
@@ -626,7 +653,11 @@ class LocalEmbedder(Embedder):
         return np.asarray(out), mask
 
     def _finish(
-        self, hidden: npt.NDArray[Any], mask: npt.NDArray[np.int64], labels: Sequence[str]
+        self,
+        hidden: npt.NDArray[Any],
+        mask: npt.NDArray[np.int64],
+        labels: Sequence[str],
+        dimensions: int | None = None,
     ) -> Vectors:
         """Pool token states (or take pooled vectors), L2-normalise, and check every value."""
         if hidden.ndim == 3:
@@ -642,12 +673,13 @@ class LocalEmbedder(Embedder):
                 pooled = pooled / (np.sqrt(counts) if self.pooling == "mean_sqrt_len" else counts)
         else:
             pooled = hidden.astype(np.float64)
-        if pooled.shape[1] != self.dimensions:
+        expected = dimensions or self.dimensions
+        if pooled.shape[1] != expected:
             raise ProviderError(
                 f"{self.files.onnx}: the model gave {pooled.shape[1]}-dimensional vectors, "
-                f"expected {self.dimensions}"
+                f"expected {expected}"
             )
-        finite = np.isfinite(pooled).all(axis=1)
+        finite: npt.NDArray[np.bool_] = np.asarray(np.isfinite(pooled).all(axis=1), dtype=bool)
         norms = np.linalg.norm(np.where(finite[:, None], pooled, 0.0), axis=1)
         bad = np.flatnonzero(~finite | (norms == 0))
         if bad.size:
@@ -670,6 +702,7 @@ class LocalEmbedder(Embedder):
         Returns:
             One list of ids per text, special tokens included.
         """
+        self._ensure_loaded()
         encodings = self._tokenizer.encode_batch(list(texts))
         rows = []
         for position, (text, enc) in enumerate(zip(texts, encodings, strict=True)):
@@ -715,6 +748,7 @@ class LocalEmbedder(Embedder):
 
     def embed_query(self, query: str) -> Vectors:
         """One query's vector, from a small in-process LRU cache when asked before."""
+        self._ensure_loaded()
         with self._lock:
             hit = self._query_cache.get(query)
             if hit is not None:
@@ -722,7 +756,7 @@ class LocalEmbedder(Embedder):
                 return hit
         (ids,) = [list(e.ids) for e in self._tokenizer.encode_batch([query])]
         hidden, mask = self._run([ids])
-        vector = self._finish(hidden, mask, ["the query"])[0]
+        vector: Vectors = np.ascontiguousarray(self._finish(hidden, mask, ["the query"])[0])
         with self._lock:
             self._query_cache[query] = vector
             while len(self._query_cache) > _QUERY_CACHE_SIZE:

@@ -819,6 +819,9 @@ def query_embedder_from_stamp(stamp: Mapping[str, object], **options: Any) -> Op
         )
     if norm != "l2":
         raise ConfigError(f"the index's vectors use normalization {norm!r}; scidx only makes 'l2'")
+    # A local-model location means nothing to a hosted model (scidx.load passes it to any
+    # provider when the caller sets it).
+    options.pop("model_dir", None)
     # A query is one small request that a person waits for: retry briefly, not for minutes.
     options.setdefault("max_retries", 2)
     options.setdefault("timeout", 20.0)

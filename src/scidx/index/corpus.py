@@ -6,12 +6,13 @@ Runtime module: numpy and the stdlib only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import CorruptIndexError
 from scidx.index.bm25 import BM25Arrays
 from scidx.index.vectors import VectorStore
@@ -72,6 +73,8 @@ class Corpus:
                 f"{self.source}: array `chunk.source` points past the {len(self.source_path)} "
                 f"sources. {_REBUILD}"
             )
+    #: Hybrid fusion settings from the header (``meta.fusion``; defaults when absent).
+    fusion: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_FUSION))
 
     def source_of(self, row: int) -> int:
         """The source row of chunk ``row``, bounds-checked against the source tables.

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import CorruptIndexError, QueryError, UnsupportedFormatVersionError
 from scidx.index.bm25 import BM25Arrays
 from scidx.index.corpus import Corpus
@@ -40,7 +41,7 @@ from scidx.index.format import (
     verify_checksums,
 )
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
-from scidx.index.params import DEFAULT_ALPHA, SearchParams
+from scidx.index.params import SearchParams
 from scidx.index.search import Searcher
 from scidx.index.urls import parse_url_template
 from scidx.index.vectors import VectorStore, open_vectors
@@ -162,7 +163,34 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
         bm25=BM25Arrays(term_hash, term_ptr, post_doc, post_weight, doc_len),
         stamp=dict(stamp),
         url_template=url_template,
+        fusion=_fusion(header),
     )
+
+
+def _fusion(header: Header) -> dict[str, Any]:
+    """The header's hybrid fusion settings (``meta.fusion``), or the defaults when absent."""
+    raw = header.meta.get("fusion")
+    if raw is None:
+        return dict(DEFAULT_FUSION)
+    src = header.source
+    if not isinstance(raw, Mapping):
+        raise _corrupt(src, f"meta `fusion` is {type(raw).__name__}, not a map")
+    fusion = {**DEFAULT_FUSION, **raw}
+    alpha, docs, beta = fusion["alpha"], fusion["prfDocs"], fusion["prfBeta"]
+    if fusion["method"] != "weighted-sum":
+        raise _corrupt(src, f"meta `fusion.method` is {fusion['method']!r}, not 'weighted-sum'")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+        raise _corrupt(src, f"meta `fusion.alpha` is {alpha!r}, not a number in [0, 1]")
+    if isinstance(docs, bool) or not isinstance(docs, int) or not 0 <= docs <= 1000:
+        raise _corrupt(src, f"meta `fusion.prfDocs` is {docs!r}, not an integer in [0, 1000]")
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta <= 1000:
+        raise _corrupt(src, f"meta `fusion.prfBeta` is {beta!r}, not a number in [0, 1000]")
+    return {
+        "method": "weighted-sum",
+        "alpha": float(alpha),
+        "prfDocs": docs,
+        "prfBeta": float(beta),
+    }
 
 
 def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
@@ -309,7 +337,7 @@ class Index:
         *,
         k: int = 10,
         mode: str = "hybrid",
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         min_score: float | None = None,
         source: str | None = None,
         heading: str | None = None,
@@ -326,7 +354,8 @@ class Index:
             k: Maximum number of hits (> 0); fewer come back when fewer chunks match.
             mode: ``"hybrid"`` (default: BM25 and vectors fused), ``"keyword"`` (BM25 only; no
                 query embedding is made) or ``"vector"`` (cosine similarity only).
-            alpha: Hybrid weight of the vector leg in [0, 1] (see :mod:`scidx.index.search`).
+            alpha: Hybrid weight of the vector leg in [0, 1]; default the index's own (tuned
+                per provider, ``meta.fusion``; see :mod:`scidx.index.search`).
             min_score: Drop hits scoring below this (the mode's score scale).
             source: Keep chunks whose source path matches this glob (``*``, ``?``, ``[``;
                 ``fnmatch`` rules, ``*`` crosses ``/``) or, without glob characters, starts
@@ -366,7 +395,7 @@ class Index:
         *,
         k: int = 10,
         mode: str = "hybrid",
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         min_score: float | None = None,
         source: str | None = None,
         heading: str | None = None,
@@ -432,7 +461,7 @@ class Index:
         *,
         k: int = 10,
         mode: str = "hybrid",
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         min_score: float | None = None,
         source: str | None = None,
         heading: str | None = None,
@@ -607,6 +636,7 @@ def load(
     query_embedder: Any | None = None,
     embedder_options: Mapping[str, Any] | None = None,
     rescore: int | None = None,
+    model_dir: str | os.PathLike[str] | None = None,
 ) -> Index:
     """Memory-map and validate the index at ``path``.
 
@@ -619,6 +649,9 @@ def load(
         rescore: ``binary`` indexes only: rows rescored with the int8 codes per vector query
             (at least ``k``; default :data:`scidx.index.vectors.DEFAULT_RESCORE`). Larger is
             closer to exact and slower.
+        model_dir: Where a ``local``-provider index's model is (its folder, or a folder holding
+            it by name); default ``$SCIDX_MODEL_DIR``, then the Hugging Face cache. Nothing is
+            loaded until the first vector or hybrid query.
 
     Returns:
         The open :class:`Index`.
@@ -637,6 +670,8 @@ def load(
         ['install.md:install:0', 'install.md:linux:0']
     """
     source = os.fspath(path)
+    if model_dir is not None:
+        embedder_options = {**(embedder_options or {}), "model_dir": os.fspath(model_dir)}
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import QueryError
 from scidx.index.filters import Filters
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS
@@ -24,7 +25,9 @@ from scidx.index.hits import DEFAULT_SNIPPET_CHARS
 __all__ = ["DEFAULT_ALPHA", "MODES", "SearchParams"]
 
 MODES = ("hybrid", "keyword", "vector")
-DEFAULT_ALPHA = 0.3
+#: The hybrid weight of indexes whose header records no fusion settings (the hashing
+#: provider's, tuned on SciFact train). Each index records its provider's own (``meta.fusion``).
+DEFAULT_ALPHA = float(DEFAULT_FUSION["alpha"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,7 +40,8 @@ class SearchParams:
     Attributes:
         k: Maximum number of hits (> 0).
         mode: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
-        alpha: Hybrid weight of the vector leg in [0, 1] (see :mod:`scidx.index.search`).
+        alpha: Hybrid weight of the vector leg in [0, 1]; ``None`` (default): the index's own,
+            tuned per provider and recorded in its header (see :mod:`scidx.index.search`).
         min_score: Drop hits scoring below this (the mode's score scale); ``None``: no cut.
         source: Keep chunks whose source path matches this glob or, without glob characters,
             starts with this prefix.
@@ -50,7 +54,7 @@ class SearchParams:
 
     k: int = 10
     mode: str = "hybrid"
-    alpha: float = DEFAULT_ALPHA
+    alpha: float | None = None
     min_score: float | None = None
     source: str | None = None
     heading: str | None = None
@@ -73,7 +77,9 @@ class SearchParams:
             raise QueryError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
             raise QueryError(f"k must be a positive integer, got {k!r}")
-        if not isinstance(alpha, (int, float)) or not 0.0 <= float(alpha) <= 1.0:
+        if alpha is not None and (
+            not isinstance(alpha, (int, float)) or not 0.0 <= float(alpha) <= 1.0
+        ):
             raise QueryError(f"alpha must be a number in [0, 1], got {alpha!r}")
         if min_score is not None and (
             not isinstance(min_score, (int, float)) or math.isnan(float(min_score))
@@ -90,7 +96,7 @@ class SearchParams:
         cls,
         k: int = 10,
         mode: str = "hybrid",
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         min_score: float | None = None,
         source: str | None = None,
         heading: str | None = None,

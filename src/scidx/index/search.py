@@ -23,8 +23,12 @@ Contract:
   weak lexical-hash vector leg the same say as BM25; min-max or max-normalised sums without
   feedback stayed at or below keyword (0.700–0.704 for alpha 0.1–0.2, lower above); with
   feedback the sum gives 0.705–0.708 across alpha 0.2–0.4 and 2–5 feedback chunks, and the
-  defaults (alpha 0.3, 3 chunks, beta 2) give 0.7075. ``alpha`` defaults to
-  :data:`DEFAULT_ALPHA`.
+  defaults (alpha 0.3, 3 chunks, beta 2) give 0.7075. Those are the hashing provider's
+  settings: each index records its provider's own in its header (``meta.fusion``: ``alpha``,
+  ``prfDocs``, ``prfBeta``; the ``local`` provider's were tuned the same way, see
+  ``scidx.embed.local.FUSION``). ``alpha`` defaults to the header's and can be overridden per
+  query; an index without ``meta.fusion`` uses :data:`DEFAULT_ALPHA`, :data:`PRF_DOCS` and
+  :data:`PRF_BETA`.
 * Ordering is deterministic: score descending, then chunk row ascending. Rows are stored in
   chunk-id order (code points), so equal scores are listed by chunk id; ties at the k-th place
   are resolved the same way.
@@ -45,6 +49,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import QueryError
 from scidx.index.bm25 import PostingLookup, keyword_top_k, query_terms, score_postings
 from scidx.index.corpus import Corpus
@@ -65,8 +70,8 @@ __all__ = [
     "stamps_match",
 ]
 
-PRF_DOCS = 3
-PRF_BETA = 2.0
+PRF_DOCS = int(DEFAULT_FUSION["prfDocs"])
+PRF_BETA = float(DEFAULT_FUSION["prfBeta"])
 #: The most decoded chunk ids :meth:`Searcher.chunk_ids` remembers.
 ID_MEMO = 1 << 16
 
@@ -192,7 +197,8 @@ class Searcher:
                 stage("embedding")
                 qvec = self.encoder.embed_normalised(text)
             stage("retrieval")
-            fused = self._hybrid(terms, qvec, float(params.alpha))
+            alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
+            fused = self._hybrid(terms, qvec, float(alpha))
             stage("fusion")
             if isinstance(fused, tuple):
                 rows, scores = fused
@@ -232,13 +238,17 @@ class Searcher:
         self, qvec: npt.NDArray[np.float32], kw_rows: _Rows, kw_scores: _Scores
     ) -> npt.NDArray[np.float32]:
         """Rocchio feedback: add the BM25-weighted mean vector of the best keyword hits."""
-        top_rows, top_scores = top_k(kw_rows, kw_scores, PRF_DOCS)
+        docs = int(self.corpus.fusion["prfDocs"])
+        beta = float(self.corpus.fusion["prfBeta"])
+        if docs <= 0 or beta <= 0:
+            return qvec
+        top_rows, top_scores = top_k(kw_rows, kw_scores, docs)
         weights = top_scores.astype(np.float64)
         total = float(weights.sum())
         if top_rows.shape[0] == 0 or not total > 0:
             return qvec
         centroid = weights @ self.corpus.vectors[top_rows].astype(np.float64) / total
-        expanded = qvec.astype(np.float64) + PRF_BETA * centroid
+        expanded = qvec.astype(np.float64) + beta * centroid
         norm = float(np.linalg.norm(expanded))
         if not norm > 0:
             return qvec

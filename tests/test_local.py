@@ -1,0 +1,536 @@
+"""The ``local`` embedding provider: a real ONNX model (all-MiniLM-L6-v2, int8) from ../shared.
+
+Every test embeds a handful of short texts so the module stays fast on 2 cores. The model files
+are checked against the sha256 sums in their PROVENANCE.md before any test uses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from onnx_models import constant_model, nan_model
+from scidx.build.pack import pack_docs, pack_records
+from scidx.cli import main
+from scidx.embed.base import DEFAULT_FUSION
+from scidx.embed.local import FUSION, LocalEmbedder, model_identity, read_model_files
+from scidx.errors import ConfigError, ProviderError, QueryEmbeddingError
+from scidx.index.index import load
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL_FILES = (
+    "model.onnx",
+    "tokenizer.json",
+    "config.json",
+    "modules.json",
+    "1_Pooling/config.json",
+    "sentence_bert_config.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "config_sentence_transformers.json",
+)
+
+DOCS = {
+    "install.md": "# Install\n\n## Linux\n\nRun the installer script to set up the agent on a "
+    "server.\n\n## Windows\n\nDownload the MSI package and double-click it.\n",
+    "pets.md": "# Pets\n\n## Cats\n\nA cat is a small furry animal that purrs and sleeps all "
+    "day.\n\n## Dogs\n\nDogs bark at the postman and love long walks.\n",
+}
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Path:
+    """The shared int8 MiniLM folder, its files verified against PROVENANCE.md's sha256 sums."""
+    from conftest import _need_shared
+
+    folder = _need_shared("models/all-MiniLM-L6-v2-int8")
+    provenance = (folder / "PROVENANCE.md").read_text(encoding="utf-8")
+    sums = dict(re.findall(r"\|\s*`([^`]+)`\s*\|.*\|\s*([0-9a-f]{64})\s*\|", provenance))
+    assert set(sums) == set(MODEL_FILES), sums
+    for name, want in sums.items():
+        got = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        assert got == want, f"{folder / name}: sha256 {got}, PROVENANCE.md says {want}"
+    return folder
+
+
+@pytest.fixture(scope="session")
+def embedder(minilm: Path) -> LocalEmbedder:
+    return LocalEmbedder(minilm)
+
+
+@pytest.fixture(autouse=True)
+def _no_model_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No model location or Hugging Face cache leaks in from the machine; never go online."""
+    monkeypatch.delenv("SCIDX_MODEL_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hf-empty")))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def copy_model(src: Path, dest: Path) -> Path:
+    """A private copy of the model folder (the ONNX file hard-linked or copied)."""
+    dest.mkdir(parents=True)
+    for name in MODEL_FILES:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if name == "model.onnx":
+            try:
+                os.link(src / name, target)
+                continue
+            except OSError:
+                pass
+        shutil.copyfile(src / name, target)
+    return dest
+
+
+def make_project(root: Path, model: str | Path, **extra: object) -> Path:
+    docs = root / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    cfg = root / "staticcorpus.json"
+    settings = {
+        "include": ["docs/**/*.md"],
+        "output": "docs.scidx",
+        "embeddingProvider": "local",
+        "model": str(model),
+        **extra,
+    }
+    cfg.write_text(json.dumps(settings), encoding="utf-8")
+    return cfg
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    if not folder.exists():
+        return {}
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The embedder
+
+
+def test_reads_the_sentence_transformers_files(minilm: Path, embedder: LocalEmbedder) -> None:
+    files = read_model_files(minilm)
+    assert (files.name, files.pooling, files.max_tokens) == ("all-MiniLM-L6-v2-int8", "mean", 256)
+    assert (files.dimensions, files.vocab_size, files.position_limit) == (384, 30522, 512)
+    stamp = embedder.stamp()
+    assert stamp == {
+        "provider": "local",
+        "model": f"all-MiniLM-L6-v2-int8@{embedder.identity[:16]}",
+        "dimensions": 384,
+        "normalization": "l2",
+        "modelHash": embedder.identity,
+        "pooling": "mean",
+        "maxTokens": 256,
+    }
+    assert embedder.identity == model_identity(files, pooling="mean", max_tokens=256)
+
+
+def test_vectors_are_unit_length_and_semantic(embedder: LocalEmbedder) -> None:
+    vectors = embedder.embed(
+        ["A cat sleeps on the sofa.", "The kitten is napping on the couch.", "Tax law of 1990."]
+    )
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    sims = vectors @ vectors.T
+    assert sims[0, 1] > 0.5 > sims[0, 2] + 0.3
+
+
+def test_same_bytes_whatever_the_batching_order_and_threads(minilm: Path) -> None:
+    texts = ["short", "a somewhat longer sentence about cats", "x " * 300, "dogs bark", ""]
+    first = LocalEmbedder(minilm, threads=1, batch_size=1).embed(texts)
+    other = LocalEmbedder(minilm, threads=2, batch_size=4)
+    assert other.embed(texts).tobytes() == first.tobytes()
+    reordered = other.embed(texts[::-1])[::-1]
+    assert reordered.tobytes() == first.tobytes()
+
+
+def test_other_kernels_agree_to_1e5(minilm: Path, embedder: LocalEmbedder) -> None:
+    # Another graph-optimisation level picks other kernels, as another CPU does: the vectors
+    # agree closely but need not be bit-identical (docs/providers.md, "Determinism").
+    texts = ["how do I ship nginx logs", "a cat is a small furry animal"]
+    basic = LocalEmbedder(minilm, optimization="basic").embed(texts)
+    assert np.abs(basic - embedder.embed(texts)).max() < 1e-5
+
+
+def test_long_inputs_are_truncated_in_the_request_only(minilm: Path) -> None:
+    emb = LocalEmbedder(minilm, max_tokens=16)
+    emb.describe_input = {"long " * 40: "doc.md:long:0"}.get
+    vectors = emb.embed(["short text", "long " * 40])
+    assert emb.truncated == ["'doc.md:long:0'"]
+    rows = emb.tokenize(["long " * 40])
+    assert len(rows[0]) == 16
+    assert np.isfinite(vectors).all()
+
+
+def test_query_embedding_matches_batch_embedding(embedder: LocalEmbedder) -> None:
+    query = "where do cats sleep"
+    assert embedder.embed_query(query).tobytes() == embedder.embed([query])[0].tobytes()
+
+
+def test_loads_lazily(minilm: Path) -> None:
+    emb = LocalEmbedder(minilm)
+    assert not emb.loaded  # the dimensions come from 1_Pooling/config.json
+    emb.embed(["x"])
+    assert emb.loaded
+
+
+# ---------------------------------------------------------------------------------------------
+# Packing and searching
+
+
+def test_pack_search_and_warm_repack(
+    minilm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = make_project(tmp_path, minilm)
+    code, out, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 0, err
+    assert re.search(r"6 embedded, 0 cache hits; .* chunks/s\)", out), out
+    index = tmp_path / "docs.scidx"
+    with load(index, model_dir=minilm) as idx:
+        assert idx.meta["fusion"] == dict(FUSION)
+        hits = idx.search("which pet purrs and sleeps all day", k=2, mode="vector")
+        assert hits[0].id == "docs/pets.md:cats:0"
+        assert idx.search("which pet purrs and sleeps all day", k=1)[0].id == "docs/pets.md:cats:0"
+    before = index.read_bytes()
+    # Warm: every vector from the cache (or the previous index), no model run at all.
+    result = pack_docs(cfg, force=True)
+    assert (result.embedded, result.cache_hits) == (0, 6)
+    assert index.read_bytes() == before
+    code, out, _ = run(["pack-docs", "--config", str(cfg), "--check"], capsys)
+    assert code == 0, out
+
+
+def test_warm_repack_never_starts_the_model(minilm: Path, tmp_path: Path) -> None:
+    cfg = make_project(tmp_path, minilm)
+    pack_docs(cfg)
+    code = (
+        "import sys; from scidx.build.pack import pack_docs; "
+        f"r = pack_docs({str(cfg)!r}, force=True); "
+        "assert r.embedded == 0, r; assert 'onnxruntime' not in sys.modules, 'model loaded'"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_index_is_reproducible_from_the_committed_index(minilm: Path, tmp_path: Path) -> None:
+    # Machine A packs; machine B (fresh cache, only the committed index) rebuilds the same
+    # bytes without running the model, even though its kernels might round differently.
+    a = tmp_path / "a"
+    cfg = make_project(a, minilm)
+    pack_docs(cfg)
+    b = tmp_path / "b"
+    shutil.copytree(a / "docs", b / "docs")
+    shutil.copyfile(a / "docs.scidx", b / "docs.scidx")
+    shutil.copyfile(cfg, b / "staticcorpus.json")
+    os.environ["SCIDX_CACHE_DIR"] = str(tmp_path / "fresh-cache")
+    check = pack_docs(b / "staticcorpus.json", check=True)
+    assert not check.stale and check.embedded == 0
+    rebuilt = pack_docs(b / "staticcorpus.json", force=True)
+    assert rebuilt.embedded == 0
+    assert (b / "docs.scidx").read_bytes() == (a / "docs.scidx").read_bytes()
+
+
+def test_a_different_model_at_the_same_path_is_stale(
+    minilm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = copy_model(minilm, tmp_path / "model")
+    cfg = make_project(tmp_path / "p", model)
+    first = pack_docs(cfg)
+    assert first.embedded == 6
+    # Same path, other tokenizer bytes: another model as far as the vectors are concerned.
+    tok = model / "tokenizer.json"
+    tok.write_text(tok.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    code, out, _ = run(["pack-docs", "--config", str(cfg), "--check"], capsys)
+    assert code == 6, out
+    second = pack_docs(cfg)
+    assert (second.embedded, second.cache_hits) == (6, 0)  # the cache missed too
+    assert not second.up_to_date
+
+
+def test_search_finds_the_model_by_env_and_refuses_another(
+    minilm: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cfg = make_project(tmp_path, minilm)
+    pack_docs(cfg)
+    index = str(tmp_path / "docs.scidx")
+    # Keyword search needs no model; vector search names where to point.
+    code, out, _ = run(["search", index, "cat", "--mode", "keyword"], capsys)
+    assert code == 0 and "pets.md" in out
+    code, _, err = run(["search", index, "cat"], capsys)
+    assert code == 2
+    assert "all-MiniLM-L6-v2-int8" in err and "SCIDX_MODEL_DIR" in err and "--model-dir" in err
+    # The parent folder works too: the model is found by its name.
+    monkeypatch.setenv("SCIDX_MODEL_DIR", str(minilm.parent))
+    code, out, err = run(["search", index, "which pet purrs and sleeps all day", "-k", "1"], capsys)
+    assert code == 0 and "pets.md#cats" in out, err
+    other = copy_model(minilm, tmp_path / "other" / "all-MiniLM-L6-v2-int8")
+    (other / "tokenizer.json").write_bytes((minilm / "tokenizer.json").read_bytes() + b" ")
+    monkeypatch.delenv("SCIDX_MODEL_DIR")
+    code, _, err = run(["search", index, "cat", "--model-dir", str(other)], capsys)
+    assert code == 2 and "different model" in err and str(other) in err
+
+
+def test_alpha_comes_from_the_header_and_can_be_overridden(minilm: Path, tmp_path: Path) -> None:
+    cfg = make_project(tmp_path, minilm)
+    pack_docs(cfg)
+    with load(tmp_path / "docs.scidx", model_dir=minilm) as idx:
+        default = idx.rank("installer for windows", k=6)
+        assert default == idx.rank("installer for windows", k=6, alpha=FUSION["alpha"])
+        assert default != idx.rank("installer for windows", k=6, alpha=0.0)
+    hashing = pack_records([{"id": "a", "text": "hello"}], None)
+    assert hashing.data is not None
+    path = tmp_path / "h.scidx"
+    path.write_bytes(hashing.data)
+    with load(path) as idx:
+        assert idx.meta["fusion"] == DEFAULT_FUSION
+
+
+def test_query_time_imports_nothing_until_a_vector_query(minilm: Path, tmp_path: Path) -> None:
+    cfg = make_project(tmp_path, minilm)
+    pack_docs(cfg)
+    code = (
+        "import sys, scidx\n"
+        f"idx = scidx.load({str(tmp_path / 'docs.scidx')!r}, model_dir={str(minilm)!r})\n"
+        "idx.search('cat', mode='keyword')\n"
+        "assert 'onnxruntime' not in sys.modules and 'tokenizers' not in sys.modules\n"
+        "hit = idx.search('which pet purrs and sleeps all day', k=1)[0]\n"
+        "assert hit.id == 'docs/pets.md:cats:0', hit.id\n"
+        "assert 'onnxruntime' in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_missing_extra_is_a_clear_error_and_keyword_still_works(
+    minilm: Path, tmp_path: Path
+) -> None:
+    cfg = make_project(tmp_path, minilm)
+    pack_docs(cfg)
+    index = str(tmp_path / "docs.scidx")
+    # sys.modules[name] = None makes `import name` fail exactly as if it were not installed.
+    code = (
+        "import sys; sys.modules['onnxruntime'] = None\n"
+        "from scidx.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    base = [sys.executable, "-c", code, "search", index, "cat", "--model-dir", str(minilm)]
+    proc = subprocess.run(base, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "pip install 'scidx[local]'" in proc.stderr and "Traceback" not in proc.stderr
+    proc = subprocess.run([*base, "--mode", "keyword"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "pets.md" in proc.stdout, proc.stderr
+    packing = [
+        sys.executable,
+        "-c",
+        code,
+        "pack-docs",
+        "--config",
+        str(cfg),
+        "--force",
+        "--no-cache",
+    ]
+    proc = subprocess.run(packing, capture_output=True, text=True)
+    assert proc.returncode == 2 and "pip install 'scidx[local]'" in proc.stderr, proc.stderr
+
+
+def test_hugging_face_id_resolves_through_the_local_cache_only(
+    minilm: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    hub = tmp_path / "hub"
+    repo = hub / "models--sentence-transformers--all-MiniLM-L6-v2"
+    copy_model(minilm, repo / "snapshots" / "0123abcd")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd", encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    cfg = make_project(tmp_path / "p", "sentence-transformers/all-MiniLM-L6-v2")
+    code, out, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 0, err
+    index = str(tmp_path / "p" / "docs.scidx")
+    with load(index) as idx:  # found again through the cache, by the id in the stamp
+        assert idx.stamp["model"].startswith("sentence-transformers/all-MiniLM-L6-v2@")
+        assert idx.search("which pet purrs and sleeps all day", k=1)[0].id == "docs/pets.md:cats:0"
+    # A model that is not cached fails at once, without a download attempt.
+    cfg = make_project(tmp_path / "q", "sentence-transformers/not-cached")
+    code, _, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 1 and "allowDownload" in err and "not-cached" in err
+    # Allowed, but offline: a prompt, clear failure (exit 2), not a hang.
+    cfg = make_project(tmp_path / "r", "sentence-transformers/not-cached", allowDownload=True)
+    code, _, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 2 and "could not download" in err, err
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: exit codes, nothing written, cache untouched
+
+
+@pytest.fixture
+def warm(minilm: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
+    """A packed project whose model folder is a private copy: (config, model, cache bytes)."""
+    model = copy_model(minilm, tmp_path / "model")
+    cfg = make_project(tmp_path / "p", model)
+    (tmp_path / "p" / "docs" / "pets.md").write_text(DOCS["pets.md"] + "\n## Fish\n\nFish swim.\n")
+    pack_docs(cfg)
+    cache = Path(os.environ["SCIDX_CACHE_DIR"])
+    return cfg, model, tree_bytes(cache)
+
+
+def _fails(cfg: Path, capsys: pytest.CaptureFixture[str], code: int, *needles: str) -> str:
+    index = cfg.parent / "docs.scidx"
+    before = index.read_bytes()
+    cache = Path(os.environ["SCIDX_CACHE_DIR"])
+    cached = tree_bytes(cache)
+    got, out, err = run(["pack-docs", "--config", str(cfg), "--force"], capsys)
+    assert got == code, (out, err)
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err
+    assert index.read_bytes() == before
+    assert tree_bytes(cache) == cached
+    return err
+
+
+def test_folder_without_model_onnx(
+    warm: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, model, _ = warm
+    (model / "model.onnx").unlink()
+    _fails(cfg, capsys, 1, "no model.onnx", str(model))
+
+
+def test_folder_without_tokenizer(
+    warm: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, model, _ = warm
+    (model / "tokenizer.json").unlink()
+    _fails(cfg, capsys, 1, "no tokenizer.json", str(model))
+
+
+def test_missing_model_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = make_project(tmp_path, tmp_path / "nowhere")
+    got, _, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert got == 1 and "model folder not found" in err
+    assert not (tmp_path / "docs.scidx").exists()
+
+
+def test_corrupt_onnx(
+    warm: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, model, _ = warm
+    onnx = model / "model.onnx"
+    data = onnx.read_bytes()
+    onnx.unlink()  # a hard link to the shared file: replace it, do not write through it
+    onnx.write_bytes(data[: len(data) // 3])
+    _fails(cfg, capsys, 2, str(onnx), "cannot load this model")
+
+
+def test_tokenizer_of_another_model(
+    warm: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, model, _ = warm
+    # A tokenizer whose vocabulary is larger than the model's embedding table.
+    tok = json.loads((model / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    for i in range(2000):
+        vocab[f"extra{i}"] = len(vocab)
+    (model / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
+    (model / "config.json").unlink()  # so the embedding-table probe, not config.json, tells
+    _fails(cfg, capsys, 2, "tokenizer.json does not belong to this model", "32521")
+
+
+def test_tokenizer_larger_than_config_vocab(
+    warm: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, model, _ = warm
+    tok = json.loads((model / "tokenizer.json").read_text(encoding="utf-8"))
+    tok["model"]["vocab"]["zzzextra"] = len(tok["model"]["vocab"])
+    (model / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
+    _fails(cfg, capsys, 2, "30523 tokens", "30522", "belongs to another model")
+
+
+def test_dimensions_setting_differs_from_the_model(
+    minilm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = make_project(tmp_path, minilm, dimensions=512)
+    got, _, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert got == 1 and '"dimensions" is 512' in err and "set it to 384" in err
+    assert not (tmp_path / "docs.scidx").exists()
+
+
+def test_model_output_differs_from_its_pooling_config(
+    warm: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, model, _ = warm
+    (model / "model.onnx").unlink()
+    (model / "model.onnx").write_bytes(constant_model(8))
+    _fails(cfg, capsys, 2, "8-dimensional", "1_Pooling/config.json says 384")
+
+
+def test_nan_outputs(
+    warm: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, model, _ = warm
+    (model / "model.onnx").unlink()
+    (model / "model.onnx").write_bytes(nan_model(384))
+    _fails(cfg, capsys, 2, "NaN", str(model / "model.onnx"))
+
+
+def test_bad_settings_are_config_errors(minilm: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="maxTokens 1000 is above the model's limit of 512"):
+        LocalEmbedder(minilm, max_tokens=1000)
+    with pytest.raises(ConfigError, match="threads must be a positive integer"):
+        LocalEmbedder(minilm, threads=0)
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(
+        json.dumps({"include": ["*.md"], "output": "x.scidx", "embeddingProvider": "local"})
+    )
+    with pytest.raises(ConfigError, match='"model" is required for embeddingProvider "local"'):
+        pack_docs(cfg)
+    cfg.write_text(json.dumps({"include": ["*.md"], "output": "x.scidx", "threads": 2}))
+    with pytest.raises(
+        ConfigError, match='"threads" must be absent for embeddingProvider "hashing"'
+    ):
+        pack_docs(cfg)
+
+
+def test_nan_model_fails_at_query_time_too(minilm: Path, tmp_path: Path) -> None:
+    model = copy_model(minilm, tmp_path / "m")
+    (model / "model.onnx").unlink()
+    (model / "model.onnx").write_bytes(nan_model(384))
+    emb = LocalEmbedder(model)
+    with pytest.raises(ProviderError, match="NaN or infinite values for the probe input"):
+        emb.embed_query("cat")
+
+
+def test_query_embedder_refuses_a_wrong_stamp(minilm: Path, tmp_path: Path) -> None:
+    cfg = make_project(tmp_path, minilm)
+    pack_docs(cfg)
+    model = copy_model(minilm, tmp_path / "m")
+    emb = LocalEmbedder(model, max_tokens=128)  # another identity: the cut changes vectors
+    with pytest.raises(QueryEmbeddingError, match="the query embedder is local/"):
+        load(tmp_path / "docs.scidx", query_embedder=emb)
