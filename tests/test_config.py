@@ -63,7 +63,8 @@ def test_load_minimal_defaults(tmp_path: Path) -> None:
     assert config.cache_dir is None
     assert config.url_template is None
     assert config.base_url is None
-    assert (config.batch_size, config.concurrency, config.timeout) == (128, 4, 60.0)
+    # batchSize absent: each provider uses its own default (OpenAI 128, local 32).
+    assert (config.batch_size, config.concurrency, config.timeout) == (None, 4, 60.0)
 
 
 def test_load_all_keys(tmp_path: Path) -> None:
@@ -235,7 +236,8 @@ P = "staticcorpus.json"
             {**BASE, "zzzzzz": 1},
             f'{P}: unknown key "zzzzzz"; known keys: include, exclude, embeddingProvider, '
             "model, dimensions, maxChunkChars, output, anchorStyle, vectors, cacheDir, "
-            "urlTemplate, baseUrl, batchSize, concurrency, timeoutSeconds",
+            "urlTemplate, baseUrl, batchSize, concurrency, timeoutSeconds, threads, maxTokens, "
+            "allowDownload, providerOptions",
         ),
         (
             {"output": "o"},
@@ -297,16 +299,17 @@ P = "staticcorpus.json"
         ),
         (
             {**BASE, "embeddingProvider": "OpenAI"},
-            f'{P}: "embeddingProvider" must be "hashing" or "openai", got "OpenAI"; did you '
-            'mean "openai"?',
+            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local", got "OpenAI"; '
+            'did you mean "openai"?',
         ),
         (
             {**BASE, "embeddingProvider": "cohere"},
-            f'{P}: "embeddingProvider" must be "hashing" or "openai", got "cohere"',
+            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local", got "cohere"; '
+            "no installed plugin provides it (see docs/providers.md)",
         ),
         (
             {**BASE, "embeddingProvider": None},
-            f'{P}: "embeddingProvider" must be "hashing" or "openai", got null',
+            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local", got null',
         ),
         (
             {**BASE, "anchorStyle": "gitlab"},
@@ -316,7 +319,7 @@ P = "staticcorpus.json"
         (
             {**BASE, "model": "bert"},
             f'{P}: "model" must be "hashing-v2" (or absent) for embeddingProvider "hashing", '
-            'got "bert"; remove "model" or set "embeddingProvider": "openai"',
+            'got "bert"; remove "model" or set "embeddingProvider": "openai" or "local"',
         ),
         (
             {**BASE, "model": ""},

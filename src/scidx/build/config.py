@@ -592,7 +592,9 @@ def _provider(data: Mapping[str, Any], check: _Checker) -> str:
         return cast(str, value)
     names = provider_names()
     close = difflib.get_close_matches(value.lower(), names, n=1) if isinstance(value, str) else []
-    hint = f'did you mean "{close[0]}"?' if close else "install the plugin that provides it"
+    hint = f'did you mean "{close[0]}"?' if close else ""
+    if not close and isinstance(value, str):
+        hint = "no installed plugin provides it (see docs/providers.md)"
     raise check.fail("embeddingProvider", " or ".join(f'"{n}"' for n in names), hint)
 
 
