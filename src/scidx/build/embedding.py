@@ -15,7 +15,7 @@ from scidx.build.records import Record
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.embed.registry import provider_names, resolve_provider
-from scidx.errors import ConfigError, EmbeddingError
+from scidx.errors import ConfigError, EmbeddingError, ProviderError, ScidxError
 from scidx.index.vectors import DEFAULT_ENCODING, VectorEncoder
 
 __all__ = ["embed_records", "make_embedder"]
@@ -53,7 +53,14 @@ def make_embedder(config: Config) -> Embedder:
             f"{label}: the embedding provider {name!r} has no from_config(config) factory, so it "
             "cannot pack; see docs/providers.md"
         )
-    embedder = factory(config)
+    try:
+        embedder = factory(config)
+    except ScidxError:
+        raise
+    except Exception as exc:  # a plugin's own failure: report it, never crash
+        raise ProviderError(
+            f"{label}: the embedding provider {name!r} failed to start: {type(exc).__name__}: {exc}"
+        ) from exc
     if not isinstance(embedder, Embedder) or embedder.stamp().get("provider") != name:
         raise ConfigError(
             f"{label}: the embedding provider {name!r} returned {type(embedder).__name__}, not an "
@@ -89,14 +96,23 @@ def embed_records(
         done = 0
         reported_hits = False
         progress("embed", 0, len(texts))
-        for positions, vecs in cached.embed_iter(texts):
-            if not reported_hits:
-                # The cache is consulted before anything is yielded: its hits are known now.
-                progress("cached", cached.hits, len(set(texts)))
-                reported_hits = True
-            out.put(np.asarray(positions, dtype=np.intp), vecs)
-            done += len(positions)
-            progress("embed", done, len(texts))
+        try:
+            for positions, vecs in cached.embed_iter(texts):
+                if not reported_hits:
+                    # The cache is consulted before anything is yielded: its hits are known now.
+                    progress("cached", cached.hits, len(set(texts)))
+                    reported_hits = True
+                out.put(np.asarray(positions, dtype=np.intp), vecs)
+                done += len(positions)
+                progress("embed", done, len(texts))
+        except ScidxError:
+            raise
+        except Exception as exc:  # a plugin provider may raise anything: report, never crash
+            provider = embedder.stamp().get("provider")
+            raise ProviderError(
+                f"the {provider!r} embedding provider failed: {type(exc).__name__}: {exc}; "
+                "batches finished before the failure are cached, nothing was written"
+            ) from exc
         return out.arrays, cached.hits, cached.misses
     finally:
         if cache is not None:

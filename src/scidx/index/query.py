@@ -166,9 +166,10 @@ class QueryEncoder:
                 vec = embedder.embed_query(query)
             else:
                 vec = embedder.embed([query])[0]
-        except EmbeddingError as exc:
+        except Exception as exc:  # a plugin provider may raise anything: report, never crash
+            detail = str(exc) if isinstance(exc, EmbeddingError) else f"{type(exc).__name__}: {exc}"
             raise QueryEmbeddingError(
-                f"{self.source}: embedding the query failed: {exc}; pass "
+                f"{self.source}: embedding the query failed: {detail}; pass "
                 'query_vector=..., or search with mode="keyword".'
             ) from exc
         return np.asarray(vec, dtype=np.float32).reshape(-1)
