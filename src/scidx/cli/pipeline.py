@@ -407,12 +407,16 @@ def bench_command(
         "test"
     ),
     provider: Annotated[
-        str, typer.Option("--provider", help="hashing (offline) or openai.")
+        str, typer.Option("--provider", help="hashing (offline), local (ONNX model) or openai.")
     ] = "hashing",
     model: Annotated[
-        str | None, typer.Option("--model", help="Embedding model (provider default).")
+        str | None,
+        typer.Option("--model", help="Embedding model (provider default); local: its folder."),
     ] = None,
-    dimensions: Annotated[int, typer.Option("--dimensions", help="Vector dimensions.")] = 512,
+    dimensions: Annotated[
+        int | None,
+        typer.Option("--dimensions", help="Vector dimensions (default 512; local: the model's)."),
+    ] = None,
     modes: Annotated[
         list[str] | None,
         typer.Option("--mode", "-m", help="hybrid, keyword, vector or all (repeatable)."),

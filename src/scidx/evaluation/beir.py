@@ -250,7 +250,7 @@ def _percentiles(latencies: Sequence[float]) -> tuple[float, float, float]:
     return float(p50), float(p95), float(p99)
 
 
-def _make_embedder(provider: str, model: str | None, dimensions: int) -> Any:
+def _make_embedder(provider: str, model: str | None, dimensions: int | None) -> Any:
     if provider == "hashing":
         from scidx.embed.hashing import HashingEmbedder
 
@@ -258,12 +258,21 @@ def _make_embedder(provider: str, model: str | None, dimensions: int) -> Any:
             raise ConfigError(
                 f"the hashing provider has only model {HASHING_MODEL_ID}, not {model!r}"
             )
-        return HashingEmbedder(dimensions=dimensions)
+        return HashingEmbedder(dimensions=dimensions or 512)
     if provider == "openai":
         from scidx.embed.openai import OpenAIEmbedder
 
-        return OpenAIEmbedder(model or "text-embedding-3-small", dimensions)
-    raise ConfigError(f"unknown provider {provider!r}; use hashing, openai or bm25s")
+        return OpenAIEmbedder(model or "text-embedding-3-small", dimensions or 512)
+    if provider == "local":
+        if not model:
+            raise ConfigError(
+                "the local provider needs --model: the folder holding model.onnx and "
+                "tokenizer.json, or a Hugging Face model id in the local cache"
+            )
+        from scidx.embed.local import LocalEmbedder
+
+        return LocalEmbedder(model, dimensions=dimensions)
+    raise ConfigError(f"unknown provider {provider!r}; use hashing, local, openai or bm25s")
 
 
 def _subset(data: BeirData, limit: int | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
@@ -280,7 +289,7 @@ def run_bench(
     *,
     provider: str = "hashing",
     model: str | None = None,
-    dimensions: int = 512,
+    dimensions: int | None = None,
     modes: Sequence[str] = ("hybrid",),
     k: int = 100,
     limit: int | None = None,
@@ -291,10 +300,12 @@ def run_bench(
 
     Args:
         data: From :func:`read_beir`.
-        provider: ``hashing`` (offline default) or ``openai`` (needs ``OPENAI_API_KEY``; uses
-            the embedding cache).
-        model: Embedding model (provider default when None).
-        dimensions: Vector dimensions.
+        provider: ``hashing`` (offline default), ``local`` (an ONNX model, ``model`` is its
+            folder; uses the embedding cache) or ``openai`` (needs ``OPENAI_API_KEY``; uses the
+            embedding cache).
+        model: Embedding model (provider default when None; required for ``local``).
+        dimensions: Vector dimensions (None: 512 for hashing and OpenAI, the model's own for
+            local).
         modes: Search modes, one row each.
         k: Results retrieved per query (Recall@100 needs k >= 100).
         limit: Evaluate only the first ``limit`` judged queries (for quick runs).
