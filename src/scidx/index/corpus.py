@@ -73,6 +73,7 @@ class Corpus:
                 f"{self.source}: array `chunk.source` points past the {len(self.source_path)} "
                 f"sources. {_REBUILD}"
             )
+
     #: Hybrid fusion settings from the header (``meta.fusion``; defaults when absent).
     fusion: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_FUSION))
 
