@@ -66,11 +66,12 @@ def records(corpus: list[dict[str, str]], copies: int) -> list[dict[str, str]]:
     ]
 
 
-def pack(recs: list[dict[str, str]], dims: int) -> tuple[Index, float]:
+def pack(recs: list[dict[str, str]], dims: int) -> tuple[Index, float, bytes]:
     t0 = time.perf_counter()
     result = pack_records(recs, None, embedder=HashingEmbedder(dimensions=dims), use_cache=False)
     assert result.data is not None
-    return load_bytes(result.data, source="bench.scidx"), time.perf_counter() - t0
+    took = time.perf_counter() - t0
+    return load_bytes(result.data, source="bench.scidx"), took, result.data
 
 
 def latencies(fn: Any, queries: list[str]) -> tuple[float, float, list[Any]]:
@@ -89,9 +90,11 @@ def bench_size(
     server: PgServer, name: str, copies: int, corpus: list[dict[str, str]], queries: list[str],
     dims: int,
 ) -> dict[str, Any]:  # fmt: skip
-    row: dict[str, Any] = {"size": name}
+    import os
+
+    row: dict[str, Any] = {"size": name, "load_average_at_start": os.getloadavg()[0]}
     recs = records(corpus, copies)
-    idx, row["pack_s"] = pack(recs, dims)
+    idx, row["pack_s"], data = pack(recs, dims)
     row["chunks"] = len(idx)
     table = f"bench_{name}"
     report = export_index(idx, server.dsn, table=table)
@@ -104,11 +107,23 @@ def bench_size(
     step = 100
     for r in edited[::step]:
         r["text"] = r["text"] + " (edited)"
-    idx2, _ = pack(edited, dims)
+    idx2, _, _ = pack(edited, dims)
     inc = export_index(idx2, server.dsn, table=table)
     row["export_incremental_s"] = round(inc.seconds, 2)
     row["export_incremental_rows_written"] = inc.rows_written
     export_index(idx, server.dsn, table=table)  # back to the measured index
+    import psycopg
+
+    with psycopg.connect(server.dsn) as conn:
+        for label, rel in (
+            ("table_mb", table),
+            ("hnsw_mb", f"{table}_embedding_hnsw"),
+            ("gin_mb", f"{table}_terms_gin"),
+            ("terms_table_mb", f"{table}_terms"),
+        ):
+            size = conn.execute("SELECT pg_total_relation_size(%s::regclass)", (rel,)).fetchone()
+            row[label] = round((size[0] if size else 0) / 2**20, 1)
+    row["file_mb"] = round(len(data) / 2**20, 1)
 
     def file_rank(mode: str) -> Any:
         return lambda q: idx.rank(q, k=10, mode=mode)
