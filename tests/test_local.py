@@ -534,3 +534,38 @@ def test_query_embedder_refuses_a_wrong_stamp(minilm: Path, tmp_path: Path) -> N
     emb = LocalEmbedder(model, max_tokens=128)  # another identity: the cut changes vectors
     with pytest.raises(QueryEmbeddingError, match="the query embedder is local/"):
         load(tmp_path / "docs.scidx", query_embedder=emb)
+
+
+# ---------------------------------------------------------------------------------------------
+# The shipped eval gate with the local provider
+
+
+def test_shipped_eval_gate_passes_with_the_local_provider(
+    minilm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Kelpie fixture over the example docs, packed by ``staticcorpus.example.local.json``.
+
+    Refresh after an intended change: ``SCIDX_MODEL_DIR=../shared/models/all-MiniLM-L6-v2-int8
+    toolup-rag pack-docs --config staticcorpus.example.local.json && toolup-rag eval
+    docs/eval/kelpie.json --index fixtures.local.scidx --out docs/eval/kelpie.local.baseline.json``
+    """
+    from scidx.evaluation.metrics import compare_to_baseline, run_eval
+
+    shutil.copytree(ROOT / "fixtures" / "docs", tmp_path / "fixtures" / "docs")
+    settings = json.loads((ROOT / "staticcorpus.example.local.json").read_text(encoding="utf-8"))
+    assert settings["model"] == "../shared/models/all-MiniLM-L6-v2-int8"
+    settings["model"] = str(minilm)  # the same model, from the temp project
+    (tmp_path / "staticcorpus.json").write_text(json.dumps(settings), encoding="utf-8")
+    result = pack_docs(tmp_path / "staticcorpus.json", use_cache=False)
+    assert result.output is not None
+    monkeypatch.setenv("SCIDX_MODEL_DIR", str(minilm))
+    report = run_eval(ROOT / "docs" / "eval" / "kelpie.json", index=result.output)
+    baseline_path = ROOT / "docs" / "eval" / "kelpie.local.baseline.json"
+    baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
+    gate = compare_to_baseline(report, baseline, tolerance=0.05)
+    assert gate.compared == ["hybrid", "keyword", "vector"]
+    assert gate.ok, "; ".join(r.describe() for r in gate.failed + gate.queries)
+    # The semantic vector leg beats the hashing one on this fixture (0.937 vs 0.857 nDCG@10).
+    hashing = json.loads((ROOT / "docs/eval/kelpie.baseline.json").read_text(encoding="utf-8"))
+    local_ndcg = report["modes"]["vector"]["summary"]["ndcg@10"]
+    assert local_ndcg > hashing["modes"]["vector"]["summary"]["ndcg@10"]
