@@ -625,6 +625,7 @@ def export_index(
                     "stats": {"chunks": n, "avgdl": _avgdl(index)},
                     "contentHash": content_hash,
                     "urlTemplate": index.meta.get("urlTemplate"),
+                    "fusion": dict(_corpus(index).fusion),
                     "generator": str(index.header.generator),
                 }
             )

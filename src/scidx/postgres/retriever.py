@@ -12,11 +12,11 @@ Contract (the same as :mod:`scidx.index.search`, computed in SQL):
 * **vector**: cosine similarity ``-(embedding <#> q)`` (vectors are normalised), candidates by
   ``ORDER BY embedding <=> q`` through the HNSW index (approximate; ``exact=True`` scans).
 * **hybrid**: the file's max-normalised weighted sum with Rocchio feedback from the best
-  :data:`~scidx.index.search.PRF_DOCS` keyword hits and the same ``alpha``; the candidates are
-  every keyword match plus the ``k`` nearest vectors, which contains the exact top ``k`` (a
-  chunk without a query term scores ``alpha * cos / max_cos``, so it can only be in the top
-  ``k`` if it is among the ``k`` nearest). Two statements: the keyword top hits for the feedback
-  vector, then one fused statement.
+  keyword hits (the index's ``meta.fusion``: ``alpha``, ``prfDocs``, ``prfBeta``); the
+  candidates are every keyword match plus the ``k`` nearest vectors, which contains the exact
+  top ``k`` (a chunk without a query term scores ``alpha * cos / max_cos``, so it can only be in
+  the top ``k`` if it is among the ``k`` nearest). Two statements: every keyword score (for the
+  normaliser and the feedback vector), then one fused statement.
 * Filters (``source`` glob or prefix, ``heading`` substring, ``metadata`` equality) are SQL
   conditions applied before the ``LIMIT``; ``min_score`` drops matches after it, as
   :class:`~scidx.index.retrieval.IndexRetriever` does. Ties are broken by chunk id in code-point
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import CorruptIndexError, InputError, QueryError
 from scidx.index.bm25 import query_terms, term_hash
 from scidx.index.query import QueryEncoder
@@ -49,7 +50,6 @@ from scidx.index.retrieval import (
     RetrievalRequest,
     StageEvent,
 )
-from scidx.index.search import DEFAULT_ALPHA, PRF_BETA, PRF_DOCS
 from scidx.postgres.connection import TableNames, connect, database_error
 from scidx.postgres.schema import SCHEMA_VERSION, TERM_DIMENSIONS, read_meta
 
@@ -86,7 +86,7 @@ class PostgresRetriever:
         table: The chunks table.
         schema: Its schema.
         name: A name for matches and traces (default ``schema.table``).
-        alpha: Hybrid weight of the vector leg; ``None``: the file's default.
+        alpha: Hybrid weight of the vector leg; ``None``: the exported index's (``fusion``).
         snippet_chars: Length of each match's ``snippet``.
         exact: Rank vectors exactly (sequential scan) instead of through the HNSW index.
         ef_search: HNSW candidate list size (``hnsw.ef_search``; pgvector's default 40, raised
@@ -169,6 +169,11 @@ class PostgresRetriever:
         self.stamp: dict[str, Any] = dict(stamp)
         self.dimensions = int(vector.get("dimensions") or 0)
         bm = meta.get("bm25") or {}
+        # The index's hybrid fusion settings (per provider; meta.fusion), as the file uses them.
+        fusion = {**DEFAULT_FUSION, **(meta.get("fusion") or {})}
+        self._alpha = float(fusion["alpha"])
+        self._prf_docs = int(fusion["prfDocs"])
+        self._prf_beta = float(fusion["prfBeta"])
         self._k1 = float(bm.get("k1", 1.2))
         self._b = float(bm.get("b", 0.75))
         # The file's query embedder, chosen from the stamp by the same code.
@@ -360,7 +365,7 @@ class PostgresRetriever:
             if mode == "keyword":
                 return []
             mode = "vector"
-        alpha = DEFAULT_ALPHA if self.alpha is None else float(self.alpha)
+        alpha = self._alpha if self.alpha is None else float(self.alpha)
         terms = query_terms(lexical.strip()) if lexical.strip() else []
         qvec: _Vec | None = None
         if mode != "keyword" and request.query.strip():
@@ -403,7 +408,7 @@ class PostgresRetriever:
         request.validate()
         terms = query_terms(query.strip()) if query.strip() else []
         qvec = self.embed(query) if mode != "keyword" and query.strip() else None
-        alpha = DEFAULT_ALPHA if self.alpha is None else float(self.alpha)
+        alpha = self._alpha if self.alpha is None else float(self.alpha)
         return [(r[0], r[1]) for r in self._run(request, mode, terms, qvec, alpha, full=False)]
 
     def sql_parameters(self, query: str) -> dict[str, Any]:
@@ -534,7 +539,9 @@ class PostgresRetriever:
                 kw_scores.append(float(np.float32(score)))
         kw_max = max(kw_scores, default=0.0)
         if kw_ids:
-            best = sorted(range(len(kw_ids)), key=lambda i: (-kw_scores[i], kw_ids[i]))[:PRF_DOCS]
+            best = sorted(range(len(kw_ids)), key=lambda i: (-kw_scores[i], kw_ids[i]))[
+                : self._prf_docs
+            ]
             top_ids = [kw_ids[i] for i in best]
             found = dict(
                 conn.execute(
@@ -545,7 +552,9 @@ class PostgresRetriever:
                     binary=True,
                 ).fetchall()
             )
-            q = _expand(qvec, [kw_scores[i] for i in best], [found[i] for i in top_ids])
+            q = _expand(
+                qvec, [kw_scores[i] for i in best], [found[i] for i in top_ids], self._prf_beta
+            )
         params.update(
             {
                 "q": q,
@@ -609,7 +618,7 @@ class PostgresRetriever:
         return tuple(out)
 
 
-def _expand(qvec: _Vec, scores: list[float], vectors: list[Any]) -> _Vec:
+def _expand(qvec: _Vec, scores: list[float], vectors: list[Any], beta: float) -> _Vec:
     """Rocchio feedback as in the file: q + beta * BM25-weighted mean of the top hits' vectors."""
     weights = np.asarray(scores, dtype=np.float32).astype(np.float64)
     total = float(weights.sum())
@@ -617,7 +626,7 @@ def _expand(qvec: _Vec, scores: list[float], vectors: list[Any]) -> _Vec:
         return qvec
     mat = np.asarray([_floats(v) for v in vectors], dtype=np.float32)
     centroid = weights @ mat.astype(np.float64) / total
-    expanded = qvec.astype(np.float64) + PRF_BETA * centroid
+    expanded = qvec.astype(np.float64) + beta * centroid
     norm = float(np.linalg.norm(expanded))
     if not norm > 0:
         return qvec
