@@ -847,8 +847,8 @@ def query_embedder_from_stamp(stamp: Mapping[str, object], **options: Any) -> Lo
 
     Args:
         stamp: The index header's ``provider`` map.
-        **options: ``model_dir``, ``threads``; other keys (e.g. ``base_url`` for OpenAI
-            indexes) are ignored.
+        **options: ``model_dir``, ``threads`` (default 1); other keys (e.g. ``base_url`` for
+            OpenAI indexes) are ignored.
 
     Raises:
         EmbeddingError: The extra is not installed, or the model is not found or differs.
@@ -868,7 +868,9 @@ def query_embedder_from_stamp(stamp: Mapping[str, object], **options: Any) -> Lo
         raise EmbeddingError(f"the index's provider stamp {dict(stamp)!r} is not a local stamp")
     _import_runtime()  # the clearest message first: what to install
     name = model.rsplit("@", 1)[0]
-    threads = options.get("threads")
+    # One thread by default: a short query is too small to split, and on a busy 2-core machine
+    # one thread measured 12 ms p50 against 31 ms for two (docs/providers.md).
+    threads = options.get("threads") or 1
     bases: list[Path] = []
     for raw in (options.get("model_dir"), os.environ.get(ENV_MODEL_DIR, "").strip() or None):
         if raw:
