@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError, QueryError
 from scidx.index.bm25 import top_k
+from scidx.index.safety import parse_meta_json
 
 if TYPE_CHECKING:
     from scidx.index.corpus import Corpus
@@ -150,10 +151,8 @@ class FilterMasks:
     def _source_meta(self, i: int) -> dict[str, Any]:
         raw = self.corpus.source_meta[i]
         try:
-            import json  # only metadata filters need it; not imported at start-up
-
-            value = json.loads(raw) if raw else {}
-        except ValueError:
+            value = parse_meta_json(raw) if raw else {}
+        except ValueError:  # includes nesting too deep for the decoder (no RecursionError)
             raise CorruptIndexError(
                 f"{self.corpus.source}: `source.meta` row {i} is not JSON. {_REBUILD}"
             ) from None

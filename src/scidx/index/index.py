@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -28,7 +29,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scidx.embed.base import DEFAULT_FUSION
-from scidx.errors import CorruptIndexError, QueryError, UnsupportedFormatVersionError
+from scidx.errors import (
+    CorruptIndexError,
+    IndexFormatError,
+    QueryError,
+    UnsupportedFormatVersionError,
+)
 from scidx.index.bm25 import BM25Arrays
 from scidx.index.corpus import Corpus
 from scidx.index.format import (
@@ -42,6 +48,12 @@ from scidx.index.format import (
 )
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
 from scidx.index.params import SearchParams
+from scidx.index.safety import (
+    MAX_DIMENSIONS,
+    MAX_URL_PLACEHOLDERS,
+    MAX_URL_TEMPLATE_CHARS,
+    parse_meta_json,
+)
 from scidx.index.search import Searcher
 from scidx.index.urls import parse_url_template
 from scidx.index.vectors import VectorStore, open_vectors
@@ -98,12 +110,20 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
     dims = stamp.get("dimensions")
     if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
         raise _corrupt(src, f"the provider stamp has dimensions {dims!r}, not a positive integer")
+    if dims > MAX_DIMENSIONS:
+        # Even an empty index would make every vector query allocate `dims` floats.
+        raise _corrupt(
+            src, f"the provider stamp has {dims} dimensions, over the limit of {MAX_DIMENSIONS}"
+        )
     url_template = header.meta.get("urlTemplate")
     if url_template is not None and not isinstance(url_template, str):
         raise _corrupt(src, f"meta `urlTemplate` is {type(url_template).__name__}, not a string")
     if url_template is not None and parse_url_template(url_template) is None:
         raise _corrupt(
-            src, "meta `urlTemplate` is not a template of {source}, {path}, {page} and {anchor}"
+            src,
+            "meta `urlTemplate` is not a valid URL template (at most "
+            f"{MAX_URL_TEMPLATE_CHARS} characters and {MAX_URL_PLACEHOLDERS} of the "
+            "placeholders {source}, {path}, {page} and {anchor}; http(s) or relative)",
         )
 
     chunk_source = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
@@ -230,8 +250,53 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
             raise _corrupt(src, "array `bm25.post_doc` is not ascending within a term")
     if not bool(np.all(np.isfinite(bm.post_weight))):
         raise _corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
+    negative = np.flatnonzero(bm.post_weight < 0)
+    if negative.shape[0]:
+        raise _corrupt(
+            src,
+            f"array `bm25.post_weight` holds a negative BM25 weight at posting "
+            f"{int(negative[0])} (BM25 impacts are never negative)",
+        )
     assert corpus.store is not None  # always set by _build_corpus
     corpus.store.verify()
+    if corpus.store.encoding == "float32":
+        # Compact encodings are approximate by design; float32 rows must be unit length.
+        _verify_vectors(src, corpus.store.decode_all())
+    for row in range(s):
+        raw = corpus.source_meta[row]
+        try:
+            value = parse_meta_json(raw) if raw else {}
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise _corrupt(src, f"`source.meta` row {row} is not a JSON object")
+
+
+# Rows whose L2 norm is further than this from 1 are not the unit vectors FORMAT.md requires.
+_NORM_TOLERANCE = 1e-3
+_VERIFY_BLOCK = 1 << 14
+
+
+def _verify_vectors(src: str, vectors: np.ndarray) -> None:
+    """Every row finite and of unit length (or all zero), checked in bounded blocks."""
+    for lo in range(0, vectors.shape[0], _VERIFY_BLOCK):
+        block = np.asarray(vectors[lo : lo + _VERIFY_BLOCK], dtype=np.float64)
+        if not bool(np.all(np.isfinite(block))):
+            raise _corrupt(src, "array `vectors` holds NaN or infinite values")
+        # float64: a float32 of 3e38 squared would overflow, and the check must not warn.
+        peak = np.max(np.abs(block), axis=1, initial=0.0)
+        if bool(np.any(peak > 2.0)):
+            row = lo + int(np.flatnonzero(peak > 2.0)[0])
+            raise _corrupt(src, f"array `vectors` row {row} is not L2-normalised")
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        bad = np.flatnonzero((np.abs(norms - 1.0) > _NORM_TOLERANCE) & (norms != 0.0))
+        if bad.shape[0]:
+            row = lo + int(bad[0])
+            raise _corrupt(
+                src,
+                f"array `vectors` row {row} has L2 norm {float(norms[bad[0]]):.6g}; stored "
+                "vectors must be unit length (or all zero)",
+            )
 
 
 class Index:
@@ -262,6 +327,8 @@ class Index:
         self._header = header
         self._lock = threading.Lock()
         self._ids: dict[str, int] | None = None
+        self._fd = -1
+        self._identity: tuple[int, int, int, int] = (0, 0, 0, 0)
         corpus = _build_corpus(buf, header, rescore=rescore)
         if verify:
             _verify_all(buf, header, corpus)
@@ -310,7 +377,29 @@ class Index:
         searcher = self._searcher
         if searcher is None:
             raise QueryError(f"{self._header.source}: the index is closed; load it again")
+        if self._fd >= 0:
+            self._check_file()
         return searcher
+
+    def _watch_file(self, fd: int, st: os.stat_result) -> None:
+        """Keep ``fd`` (the mapped file) to notice in-place overwrites before reading pages."""
+        self._fd = fd
+        self._identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _check_file(self) -> None:
+        try:
+            st = os.fstat(self._fd)
+        except OSError:
+            return  # closed concurrently; close() handles the rest
+        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if now != self._identity:
+            raise CorruptIndexError(
+                f"{self._header.source} was changed on disk while it was open (size "
+                f"{self._identity[2]} -> {st.st_size} bytes): it was overwritten in place, so "
+                "its mapped pages can no longer be trusted. Load it again; deploy new indexes "
+                "by renaming over the old file (as pack-docs does), or load with "
+                "in_memory=True."
+            )
 
     @property
     def vectors(self) -> np.ndarray:
@@ -609,12 +698,26 @@ class Index:
             self._ids = None
             self._buf = None
             mm, self._mm = self._mm, None
+            fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
         if mm is not None:
             try:
                 mm.close()
             except BufferError:
                 # Views are still exported (a running search, or a caller holding `vectors`);
                 # the mapping is released when the last of them is garbage-collected.
+                pass
+
+    def __del__(self) -> None:
+        # An index dropped without close(): release the watched descriptor (the mapping goes
+        # with its last view).
+        fd = getattr(self, "_fd", -1)
+        if fd >= 0:
+            self._fd = -1
+            try:
+                os.close(fd)
+            except OSError:
                 pass
 
     def __enter__(self) -> Index:
@@ -633,16 +736,30 @@ def load(
     path: str | os.PathLike[str],
     *,
     verify: bool = False,
+    in_memory: bool = False,
     query_embedder: Any | None = None,
     embedder_options: Mapping[str, Any] | None = None,
     rescore: int | None = None,
     model_dir: str | os.PathLike[str] | None = None,
 ) -> Index:
-    """Memory-map and validate the index at ``path``.
+    """Memory-map (or read) and validate the index at ``path``.
+
+    A memory-mapped index reads the file's pages on demand, so the file must not be overwritten
+    *in place* while it is open (``cp new.scidx docs.scidx`` truncates the mapped inode; the
+    next access to a lost page kills the process with SIGBUS). ``pack-docs`` never does that:
+    it writes a temporary file and renames it over the old one, which leaves the open mapping
+    intact. An open index notices an in-place change where it can (the file's size or
+    modification time differ from when it was loaded, checked with ``fstat`` before each
+    search) and raises :class:`~scidx.errors.CorruptIndexError` instead of reading it. Hosts
+    whose deploy tools overwrite files in place should pass ``in_memory=True``.
 
     Args:
         path: The ``.scidx`` file.
-        verify: Also check every checksum, string table and posting (reads the whole file).
+        verify: Also check every checksum, string table, posting and vector norm (reads the
+            whole file).
+        in_memory: Read the whole file into memory instead of mapping it: the index then never
+            depends on the file again (no SIGBUS whatever happens to it), at the cost of
+            holding the file in RAM.
         query_embedder: An embedder for vector/hybrid queries; must match the index's stamp.
             Default: the index's own provider (``hashing`` in process, others imported lazily).
         embedder_options: Keyword arguments for a lazily created provider's query embedder.
@@ -658,6 +775,7 @@ def load(
 
     Raises:
         OSError: The file cannot be opened.
+        IndexFormatError: ``path`` is not a regular file (a FIFO, a device, a folder).
         BadMagicError: Not a ``.scidx`` file.
         UnsupportedFormatVersionError: Written by an incompatible format or tokenizer version.
         CorruptIndexError: Truncated or inconsistent (``ChecksumMismatchError`` with ``verify``).
@@ -669,18 +787,36 @@ def load(
         >>> [h.id for h in idx.search("install", k=2, mode="keyword")]  # doctest: +SKIP
         ['install.md:install:0', 'install.md:linux:0']
     """
-    source = os.fspath(path)
+    source = str(os.fspath(path))
     if model_dir is not None:
         embedder_options = {**(embedder_options or {}), "model_dir": os.fspath(model_dir)}
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
+    fd = open_regular(source)
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if in_memory:
+            data = _read_all(fd, size)
+            os.close(fd)
+            fd = -1
+            return load_bytes(
+                data,
+                verify=verify,
+                source=source,
+                query_embedder=query_embedder,
+                embedder_options=embedder_options,
+                rescore=rescore,
+            )
         if size == 0:
             # mmap cannot map an empty file; the header reader explains what is wrong.
-            read_header(b"", source=str(source), file_size=0)
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            read_header(b"", source=source, file_size=0)
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        raise
     try:
-        header = read_header(mm, source=str(source), file_size=size)
-        return Index(
+        header = read_header(mm, source=source, file_size=size)
+        index = Index(
             mm,
             header,
             verify=verify,
@@ -690,8 +826,51 @@ def load(
             rescore=rescore,
         )
     except BaseException:
+        os.close(fd)
         _close_quietly(mm)
         raise
+    index._watch_file(fd, st)
+    return index
+
+
+def open_regular(path: str) -> int:
+    """Open ``path`` read-only and return the descriptor, refusing anything but a regular file.
+
+    ``O_NONBLOCK`` keeps a FIFO from blocking the open (it would wait for a writer forever);
+    the ``fstat`` check then refuses FIFOs, devices, sockets and folders.
+
+    Raises:
+        OSError: The file cannot be opened.
+        IndexFormatError: It is not a regular file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise IndexFormatError(
+            f"{path} is {kind} (a FIFO, device or socket cannot hold an index); "
+            "pass the path of a .scidx file"
+        )
+    return fd
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        block = os.read(fd, min(remaining, 1 << 24))
+        if not block:
+            break
+        chunks.append(block)
+        remaining -= len(block)
+    return b"".join(chunks)
 
 
 def _json_loads(raw: str) -> Any:

@@ -1,0 +1,263 @@
+"""Regression tests for the defects of issue 11 (hostile indexes, configs and queries).
+
+Each test names the defect number of the issue it holds; docs/RELIABILITY.md points back here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scidx.errors import CorruptIndexError, IndexFormatError
+from scidx.index.index import load, load_bytes
+from scidx.index.safety import (
+    MAX_DIMENSIONS,
+    MAX_URL_PLACEHOLDERS,
+    json_dumps_safe,
+    terminal_safe,
+)
+from scidx.index.urls import parse_url_template, render_url, url_template_problem
+from test_load import DOCS, build_arrays, build_index, write_arrays
+
+
+def _forge(mutate: Any) -> bytes:
+    arrays, meta = build_arrays(DOCS)
+    mutate(arrays, meta)
+    return write_arrays(arrays, meta)
+
+
+def empty_arrays(dims: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and meta of an index with no chunks (N = 0) and ``dims`` dimensions."""
+    from scidx.index.format import encode_strings
+
+    arrays, meta = build_arrays(DOCS)
+    for name in list(arrays):
+        if name.endswith(".offsets"):
+            arrays[name], arrays[name[: -len("offsets")] + "data"] = encode_strings([])
+    for name in ("chunk.source", "chunk.ordinal", "bm25.doc_len", "bm25.post_doc"):
+        arrays[name] = np.zeros(0, dtype="<u4")
+    arrays["chunk.span"] = np.zeros((0, 4), dtype="<u8")
+    arrays["bm25.term_hash"] = np.zeros(0, dtype="<u8")
+    arrays["bm25.term_ptr"] = np.zeros(1, dtype="<u8")
+    arrays["bm25.post_weight"] = np.zeros(0, dtype="<f4")
+    arrays["vectors"] = np.zeros((0, dims), dtype="<f4")
+    meta["provider"]["dimensions"] = dims
+    return arrays, meta
+
+
+# -- 1: memory amplification through urlTemplate ------------------------------------------------
+
+
+def test_1_a_url_template_of_many_placeholders_is_refused_at_load() -> None:
+    data = _forge(lambda a, m: m.__setitem__("urlTemplate", "{source}" * 120_000))
+    assert len(data) < 2_000_000
+    with pytest.raises(CorruptIndexError, match="urlTemplate"):
+        load_bytes(data, source="amp.scidx")
+
+
+def test_1_url_length_is_bounded_by_the_template_and_the_hit() -> None:
+    template = "https://x/" + "{source}" * MAX_URL_PLACEHOLDERS
+    assert parse_url_template(template) is not None
+    assert parse_url_template(template + "{path}") is None
+    assert parse_url_template("https://x/" + "a" * 5000 + "{page}") is None
+    data = _forge(lambda a, m: m.__setitem__("urlTemplate", template))
+    tracemalloc.start()
+    try:
+        with load_bytes(data) as idx:
+            hits = idx.search("install", k=20, mode="keyword")
+            urls = [h.url or "" for h in hits]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert urls and all(len(u) <= len(template) + 8 * 64 for u in urls)
+    assert peak < 5_000_000
+
+
+# -- 2: declared sizes without data -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("dims", [MAX_DIMENSIONS + 1, 1 << 28, 1 << 33])
+def test_2_an_empty_index_cannot_declare_huge_dimensions(dims: int) -> None:
+    arrays, meta = empty_arrays(dims)
+    meta["provider"]["dimensions"] = dims
+    data = write_arrays(arrays, meta)
+    assert len(data) < 4096
+    with pytest.raises(CorruptIndexError, match=f"{dims} dimensions, over the limit of 65536"):
+        load_bytes(data)
+
+
+# -- 3: deep JSON in source.meta --------------------------------------------------------------
+
+
+def test_3_deep_json_in_source_meta_is_a_corrupt_index_not_a_recursion_error() -> None:
+    from scidx.index.format import encode_strings
+
+    def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        rows = ["[" * 200_000, "{}"]
+        a["source.meta.offsets"], a["source.meta.data"] = encode_strings(rows)
+
+    data = _forge(mutate)
+    with load_bytes(data) as idx:  # lazy: opening does not parse it
+        with pytest.raises(CorruptIndexError, match="`source.meta` row 0"):
+            idx.search("install", metadata={"section": "guide"})
+    with pytest.raises(CorruptIndexError, match="`source.meta` row 0 is not a JSON object"):
+        load_bytes(data, verify=True)
+
+
+# -- 5: URLs and terminal output --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "javascript:alert(1)//{source}",
+        "JavaScript:{source}",
+        "data:text/html,{source}",
+        "file:///etc/{source}",
+        "java\tscript:{source}",
+        " https://x/{source}",
+        "https://x/{source}\x1b]8;;",
+    ],
+)
+def test_5_only_http_and_relative_templates(template: str) -> None:
+    assert parse_url_template(template) is None
+    assert url_template_problem(template)
+    data = _forge(lambda a, m: m.__setitem__("urlTemplate", template))
+    with pytest.raises(CorruptIndexError, match="urlTemplate"):
+        load_bytes(data)
+
+
+def test_5_placeholders_are_percent_encoded() -> None:
+    assert render_url("{source}", "javascript:alert(1)", "") == "javascript%3Aalert%281%29"
+    assert render_url("https://d.io/{path}#{anchor}", "a b/c?d.md", "x\x1by") == (
+        "https://d.io/a%20b/c%3Fd#x%1By"
+    )
+    assert render_url("/docs/{page}", "guide/index.md", "") == "/docs/guide/"
+    assert render_url("{anchor}javascript:{path}", "x.md", "") is None
+
+
+def test_5_terminal_and_json_text_carry_no_controls() -> None:
+    hostile = "a\x1b[2J\x1b]8;;https://evil\x07b\x9bc\rd\u202ee\tf\ng"
+    shown = terminal_safe(hostile)
+    assert not any(ch in shown for ch in "\x1b\x07\x9b\r\u202e")
+    assert "\t" in shown and "\n" in shown
+    assert "\n" not in terminal_safe(hostile, one_line=True)
+    text = json_dumps_safe({"t": hostile})
+    assert "\x9b" not in text and "\x1b" not in text and "\u202e" not in text
+    assert json.loads(text) == {"t": hostile}
+
+
+# -- 8: in-place overwrite of a mapped index ---------------------------------------------------
+
+
+_OVERWRITE = """
+import sys
+from scidx.errors import CorruptIndexError
+from scidx.index.index import load
+path, fresh, in_memory = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+idx = load(path, in_memory=in_memory)
+idx.search("install", mode="keyword")
+new = open(fresh, "rb").read()
+with open(path, "r+b") as fh:   # what `cp fresh path` does: truncate the same inode, rewrite
+    fh.truncate(0)
+    fh.flush()
+    try:
+        for h in idx.search("install kubectl", mode="hybrid"):
+            h.text, h.snippet, h.url
+        print("searched")
+    except CorruptIndexError as exc:
+        print("error:", exc)
+    fh.write(new)
+"""
+
+
+@pytest.mark.parametrize("in_memory", [False, True])
+def test_8_in_place_overwrite_is_an_error_or_harmless_never_sigbus(
+    tmp_path: Path, in_memory: bool
+) -> None:
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(build_index(DOCS))
+    fresh = tmp_path / "fresh.scidx"
+    fresh.write_bytes(build_index(DOCS[:1]))
+    proc = subprocess.run(
+        [sys.executable, "-c", _OVERWRITE, str(path), str(fresh), "1" if in_memory else "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    if in_memory:
+        assert proc.stdout.strip() == "searched"
+    else:
+        assert "was changed on disk while it was open" in proc.stdout
+        assert "in_memory=True" in proc.stdout
+
+
+def test_8_fifo_and_devices_are_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "docs.scidx"
+    os.mkfifo(fifo)
+    with pytest.raises(IndexFormatError, match="not a regular file"):
+        load(fifo)  # would block forever in open() without O_NONBLOCK
+    with pytest.raises(IndexFormatError, match="not a regular file"):
+        load("/dev/null")
+    with pytest.raises(IndexFormatError, match="is a folder"):
+        load(tmp_path)
+
+
+def test_8_close_releases_the_watched_descriptor(tmp_path: Path) -> None:
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(build_index(DOCS))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        load(path).close()
+        load(path)  # dropped without close(): __del__ releases it
+    assert len(os.listdir("/proc/self/fd")) <= before + 2
+
+
+# -- 14: what verify checks --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda a, m: a.__setitem__("vectors", a["vectors"] * np.float32(3e37)),
+            "row 0 is not L2-normalised",
+        ),
+        (
+            lambda a, m: a.__setitem__("vectors", a["vectors"] * np.float32(0.5)),
+            "row 0 has L2 norm 0.5",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.post_weight", -a["bm25.post_weight"]),
+            "negative BM25 weight at posting 0",
+        ),
+    ],
+)
+def test_14_verify_checks_vector_norms_and_weight_signs(mutate: Any, message: str) -> None:
+    data = _forge(mutate)
+    load_bytes(data).close()
+    with pytest.raises(CorruptIndexError, match=message):
+        load_bytes(data, verify=True)
+
+
+def test_14_verify_accepts_zero_rows() -> None:
+    def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        v = a["vectors"].copy()
+        v[1] = 0
+        a["vectors"] = v
+
+    load_bytes(_forge(mutate), verify=True).close()
+
+
+def test_scripts_in_this_module_are_valid_python() -> None:
+    compile(textwrap.dedent(_OVERWRITE), "<overwrite>", "exec")
