@@ -261,3 +261,58 @@ def test_14_verify_accepts_zero_rows() -> None:
 
 def test_scripts_in_this_module_are_valid_python() -> None:
     compile(textwrap.dedent(_OVERWRITE), "<overwrite>", "exec")
+
+
+_CONTROLS = ("\x1b", "\x07", "\x9b", "\x9d", "\r", "\x00")
+
+
+def _run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from scidx.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def test_5_cli_output_carries_no_terminal_controls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io as _io
+
+    from scidx.index import format as fmt
+
+    evil = "\x1b[2J\x1b]8;;https://evil.example\x07click\x1b]8;;\x07 \x9b31m \r\x00"
+    records = [dict(DOCS[0]), dict(DOCS[1])]
+    records[0]["text"] = f"Install kubectl {evil} now."
+    records[0]["heading_path"] = ["Guide", f"Install {evil}"]
+    records[0]["title"] = f"Guide {evil}"
+    arrays, meta = build_arrays(records)
+    meta["provider"]["model"] = meta["provider"]["model"]  # keep it loadable
+    meta["packer"] = f"pack {evil}"
+    buf = _io.BytesIO()
+    fmt.write_index(
+        buf, arrays, meta, built_utc="1970-01-01T00:00:00Z", generator=f"scidx {evil}"
+    )
+    index = tmp_path / "evil.scidx"
+    index.write_bytes(buf.getvalue())
+    outputs = []
+    for argv in (
+        ["search", str(index), "install kubectl", "--mode", "keyword"],
+        ["search", str(index), "install kubectl", "--mode", "keyword", "--json"],
+        ["query", str(index), "install kubectl", "--mode", "keyword", "--show-prompt"],
+        ["query", str(index), "install kubectl", "--mode", "keyword", "--json", "--show-prompt"],
+        ["inspect", str(index)],
+        ["inspect", str(index), "--json"],
+        ["search", str(index), "x", "--source", f"{evil}*", "--mode", "keyword"],
+    ):
+        code, out, err = _run_cli(argv, capsys)
+        assert code == 0, (argv, err)
+        outputs.append((argv, out + err))
+        if "--json" in argv:
+            json.loads(out)
+    for argv, text in outputs:
+        bad = [c for c in _CONTROLS if c in text]
+        assert not bad, (argv, bad)
+    assert "\\x1b[2J" in outputs[0][1]  # shown, not obeyed

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from scidx._version import __version__
+from scidx.cli.output import echo
 
 __all__ = ["app"]
 
@@ -27,7 +28,7 @@ app = typer.Typer(
 
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"scidx {__version__}")
+        echo(f"scidx {__version__}")
         raise typer.Exit(0)
 
 

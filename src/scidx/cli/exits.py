@@ -25,6 +25,7 @@ from typing import NoReturn
 
 import typer
 
+from scidx.cli.output import echo
 from scidx.errors import ConfigError, ScidxError
 
 __all__ = ["STALE_EXIT", "USAGE_EXIT", "fail", "unreadable"]
@@ -35,7 +36,7 @@ USAGE_EXIT = 1
 
 def fail(exc: ScidxError) -> NoReturn:
     """Print ``error: <message>`` on stderr and exit with the error's documented code."""
-    typer.echo(f"error: {exc}", err=True)
+    echo(f"error: {exc}", err=True)
     raise typer.Exit(exc.exit_code)
 
 

@@ -7,7 +7,19 @@ from typing import Any
 
 import typer
 
-__all__ = ["PlainProgress", "RichProgress", "human_bytes", "link"]
+from scidx.index.safety import terminal_safe
+
+__all__ = ["PlainProgress", "RichProgress", "echo", "human_bytes", "link"]
+
+
+def echo(message: str = "", *, err: bool = False) -> None:
+    """Print a line for a human, with terminal controls from index or config text escaped.
+
+    Every CLI line goes through here: index strings (snippets, titles, ids, generator, model)
+    and error messages quoting them can hold ESC sequences, OSC 8 links or C1 controls, which
+    would otherwise clear the screen or hide links even when the output is piped to a file.
+    """
+    typer.echo(terminal_safe(message), err=err)
 
 
 class PlainProgress:

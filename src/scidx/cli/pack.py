@@ -11,7 +11,7 @@ import typer
 
 from scidx.cli.app import app
 from scidx.cli.exits import STALE_EXIT, fail
-from scidx.cli.output import PlainProgress, RichProgress, human_bytes
+from scidx.cli.output import PlainProgress, RichProgress, echo, human_bytes
 from scidx.errors import ConfigError, ScidxError
 
 if TYPE_CHECKING:
@@ -83,11 +83,11 @@ def pack_docs_command(
     if reporter is not None:
         reporter.close()
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), sort_keys=True))
+        echo(json.dumps(result.to_dict(), sort_keys=True))
     elif result.dry_run is not None:
         plan = result.dry_run
         cost = plan.cost_usd
-        typer.echo(
+        echo(
             f"dry run: {result.chunks} chunks, {plan.cached} already embedded "
             f"(cache or previous index), {plan.chunks} would be sent"
             + (f" in {plan.requests} requests" if plan.requests else "")
@@ -97,18 +97,18 @@ def pack_docs_command(
         )
     elif check:
         if result.stale:
-            typer.echo(f"{result.output} is stale: run `toolup-rag pack-docs --config {config}`")
+            echo(f"{result.output} is stale: run `toolup-rag pack-docs --config {config}`")
             _print_changes(result.changes, always=True)
         else:
-            typer.echo(f"{result.output} is up to date")
+            echo(f"{result.output} is up to date")
     elif not quiet:
         if result.up_to_date:
-            typer.echo(
+            echo(
                 f"{result.output} is up to date ({result.files} files, {result.chunks} chunks); "
                 "use --force to rebuild"
             )
         else:
-            typer.echo(
+            echo(
                 f"packed {result.files} files into {result.chunks} chunks → {result.output} "
                 f"({human_bytes(result.output_bytes)}; {result.embedded} embedded, "
                 f"{result.cache_hits} cache hits; {result.seconds:.2f} s"
@@ -136,25 +136,25 @@ def _print_changes(changes: ChangeReport | None, *, always: bool = False) -> Non
         size = f"new, {human_bytes(after)}"
     else:
         size = f"{human_bytes(before)} → {human_bytes(after)}"
-    typer.echo(
+    echo(
         f"changes: {len(added)} chunks added, {len(changed)} changed, {len(removed)} removed; "
         f"sources +{len(changes.sources_added)} -{len(changes.sources_removed)}; {size}"
     )
     for mark, ids in (("+", added), ("~", changed), ("-", removed)):
         for chunk_id in ids[:_LIST_LIMIT]:
-            typer.echo(f"  {mark} {chunk_id}")
+            echo(f"  {mark} {chunk_id}")
         if len(ids) > _LIST_LIMIT:
-            typer.echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")
+            echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")
 
 
 def _print_truncated(truncated: list[str], *, verbose: bool) -> None:
     if not truncated:
         return
-    typer.echo(
+    echo(
         f"{len(truncated)} chunks were longer than the model's input limit and were embedded "
         "from their beginning (the index keeps the whole text)"
         + ("" if verbose else "; --verbose lists them")
     )
     if verbose:
         for chunk_id in truncated:
-            typer.echo(f"  truncated: {chunk_id}")
+            echo(f"  truncated: {chunk_id}")

@@ -27,8 +27,10 @@ import typer
 
 from scidx.cli.app import app
 from scidx.cli.exits import fail
+from scidx.cli.output import echo
 from scidx.cli.postgres import POSTGRES_OPT, TABLE_OPT, export_and_rank, open_retriever
 from scidx.errors import ConfigError, InputError, ScidxError
+from scidx.index.safety import json_dumps_safe
 
 if TYPE_CHECKING:
     from scidx.rag.pipeline import Pipeline, PromptOptions
@@ -110,14 +112,14 @@ def _target(
 
 def _print_matches(rows: list[dict[str, Any]]) -> None:
     if not rows:
-        typer.echo("no matches", err=True)
+        echo("no matches", err=True)
         return
     several = len({row.get("retriever") for row in rows}) > 1
     for n, row in enumerate(rows, start=1):
         heading = " > ".join(row["headingPath"]) or row["title"]
         origin = f"  [{row['retriever']}]" if several else ""
-        typer.echo(f"{n:>2}. {row['score']:.4f}  {row['link']}  {heading}{origin}")
-        typer.echo(f"    {row['snippet']}")
+        echo(f"{n:>2}. {row['score']:.4f}  {row['link']}  {heading}{origin}")
+        echo(f"    {row['snippet']}")
 
 
 _K_OPT = typer.Option("-k", "--k", help="Number of matches to retrieve.")
@@ -211,14 +213,14 @@ def query_command(
     if not show_prompt:
         doc.pop("prompt")
     if as_json:
-        typer.echo(json.dumps(doc, ensure_ascii=False, indent=1))
+        echo(json_dumps_safe(doc, indent=1))
         return
     _print_matches(doc["matches"])
     if show_prompt:
-        typer.echo("\n--- system ---")
-        typer.echo(prepared.prompt.system)
-        typer.echo("--- user ---")
-        typer.echo(prepared.prompt.user)
+        echo("\n--- system ---")
+        echo(prepared.prompt.system)
+        echo("--- user ---")
+        echo(prepared.prompt.user)
 
 
 @app.command("ask")
@@ -288,14 +290,14 @@ def ask_command(
     except ScidxError as exc:
         fail(exc)
     if as_json:
-        typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=1))
+        echo(json_dumps_safe(answer.to_dict(), indent=1))
         return
-    typer.echo(answer.text)
+    echo(answer.text)
     sources = answer.sources()
     if sources:
-        typer.echo("\nSources:")
+        echo("\nSources:")
         for line in sources:
-            typer.echo(f"  {line}")
+            echo(f"  {line}")
 
 
 def _run_eval(
@@ -367,26 +369,26 @@ def eval_command(
     except ScidxError as exc:
         fail(exc)
     if as_json:
-        typer.echo(json.dumps(report, indent=1, sort_keys=True))
+        echo(json.dumps(report, indent=1, sort_keys=True))
     else:
         header = "mode     " + "".join(f"{m:>11}" for m in EVAL_METRICS) + "  queries"
-        typer.echo(header)
+        echo(header)
         for mode, result in report["modes"].items():
             s = result["summary"]
             cells = "".join(f"{s[m]:>11.4f}" for m in EVAL_METRICS)
-            typer.echo(f"{mode:<9}{cells}  {s['queries']:>7}")
+            echo(f"{mode:<9}{cells}  {s['queries']:>7}")
         for mode, result in report["modes"].items():
             if result["misses"]:
-                typer.echo(
+                echo(
                     f"{mode} misses (nothing relevant in the top 10): "
                     + ", ".join(result["misses"])
                 )
     if gate is None:
         return
     if gate.queries:
-        typer.echo("regressed queries:", err=True)
+        echo("regressed queries:", err=True)
         for r in gate.queries:
-            typer.echo(f"  {r.describe()}", err=True)
+            echo(f"  {r.describe()}", err=True)
     if not gate.ok:
         worst = "; ".join(r.describe() for r in gate.failed)
         fail(
@@ -397,7 +399,7 @@ def eval_command(
             )
         )
     if not as_json:
-        typer.echo(f"baseline {baseline}: OK ({', '.join(gate.compared) or 'no modes compared'})")
+        echo(f"baseline {baseline}: OK ({', '.join(gate.compared) or 'no modes compared'})")
 
 
 @app.command("bench")
@@ -470,8 +472,8 @@ def bench_command(
         fail(exc)
     docs = [r.to_dict() for r in rows]
     if as_json:
-        typer.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+        echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
         return
-    typer.echo(",".join(BENCH_COLUMNS))
+    echo(",".join(BENCH_COLUMNS))
     for d in docs:
-        typer.echo(",".join(str(d[c]) for c in BENCH_COLUMNS))
+        echo(",".join(str(d[c]) for c in BENCH_COLUMNS))

@@ -14,6 +14,7 @@ import scidx.cli.search
 import scidx.cli.serve  # noqa: F401
 from scidx.cli.app import app
 from scidx.cli.exits import USAGE_EXIT
+from scidx.cli.output import echo
 
 __all__ = ["main"]
 
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=argv, prog_name="toolup-rag", standalone_mode=False)
     except typer.Abort:
-        typer.echo("Aborted!", err=True)
+        echo("Aborted!", err=True)
         sys.exit(1)
     except Exception as exc:
         # Typer vendors Click and does not export its exception classes: a Click error is

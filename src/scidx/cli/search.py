@@ -11,8 +11,9 @@ import typer
 
 from scidx.cli.app import app
 from scidx.cli.exits import fail, unreadable
-from scidx.cli.output import human_bytes, link
+from scidx.cli.output import echo, human_bytes, link
 from scidx.errors import ConfigError, ScidxError
+from scidx.index.safety import json_dumps_safe, terminal_safe
 
 __all__ = ["inspect_command", "search_command"]
 
@@ -82,10 +83,10 @@ def search_command(
     except OSError as exc:
         fail(unreadable(index, exc))
     if as_json:
-        typer.echo(json.dumps(rows, ensure_ascii=False, indent=1))
+        echo(json_dumps_safe(rows, indent=1))
         return
     if not rows:
-        typer.echo("no results", err=True)
+        echo("no results", err=True)
         return
     if sys.stdout.isatty():
         from rich.console import Console
@@ -101,15 +102,15 @@ def search_command(
             # Text, not str: "[...]" in the docs is content, never Rich markup.
             table.add_row(
                 f"{row['score']:.3f}",
-                Text(" > ".join(row["headingPath"]) or row["title"]),
-                Text(link(row)),
-                Text(row["snippet"]),
+                Text(terminal_safe(" > ".join(row["headingPath"]) or row["title"])),
+                Text(terminal_safe(link(row), one_line=True)),
+                Text(terminal_safe(row["snippet"])),
             )
         Console().print(table)
     else:
         for row in rows:
             heading = " > ".join(row["headingPath"]) or row["title"]
-            typer.echo(f"{row['score']:.4f}  {link(row)}  {heading}\n    {row['snippet']}")
+            echo(f"{row['score']:.4f}  {link(row)}  {heading}\n    {row['snippet']}")
 
 
 @app.command("inspect")
@@ -149,22 +150,20 @@ def inspect_command(
         "verified": verify,
     }
     if as_json:
-        typer.echo(json.dumps(info, sort_keys=True, indent=1))
+        echo(json.dumps(info, sort_keys=True, indent=1))
         return
     provider = info["provider"] or {}
-    typer.echo(
-        f"{index}: scidx format {info['format']}, {info['generator']}, built {info['builtUtc']}"
-    )
+    echo(f"{index}: scidx format {info['format']}, {info['generator']}, built {info['builtUtc']}")
     if isinstance(provider, dict):
-        typer.echo(
+        echo(
             f"provider: {provider.get('provider')} / {provider.get('model')} / "
             f"{provider.get('dimensions')} dims"
         )
     counts = info["counts"] or {}
     if isinstance(counts, dict):
-        typer.echo("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        echo("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     sections: dict[str, int] = info["sections"]  # type: ignore[assignment]
     for name, nbytes in sections.items():
-        typer.echo(f"  {name:<24} {human_bytes(nbytes):>12}")
+        echo(f"  {name:<24} {human_bytes(nbytes):>12}")
     if verify:
-        typer.echo("all checksums OK")
+        echo("all checksums OK")
