@@ -292,9 +292,7 @@ def test_5_cli_output_carries_no_terminal_controls(
     meta["provider"]["model"] = meta["provider"]["model"]  # keep it loadable
     meta["packer"] = f"pack {evil}"
     buf = _io.BytesIO()
-    fmt.write_index(
-        buf, arrays, meta, built_utc="1970-01-01T00:00:00Z", generator=f"scidx {evil}"
-    )
+    fmt.write_index(buf, arrays, meta, built_utc="1970-01-01T00:00:00Z", generator=f"scidx {evil}")
     index = tmp_path / "evil.scidx"
     index.write_bytes(buf.getvalue())
     outputs = []
@@ -316,3 +314,104 @@ def test_5_cli_output_carries_no_terminal_controls(
         bad = [c for c in _CONTROLS if c in text]
         assert not bad, (argv, bad)
     assert "\\x1b[2J" in outputs[0][1]  # shown, not obeyed
+
+
+# -- 6 and 12: outputs and config values --------------------------------------------------------
+
+
+def _project(tmp_path: Path, **settings: Any) -> Path:
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "a.md").write_text("# Title\n\nSome text about pods.\n")
+    cfg = tmp_path / "staticcorpus.json"
+    body = {"include": ["docs/*.md"], "output": "docs.scidx", **settings}
+    cfg.write_text(json.dumps(body))
+    return cfg
+
+
+def test_6_a_fifo_output_is_refused_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _project(tmp_path, output="out.fifo")
+    os.mkfifo(tmp_path / "out.fifo")
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 3
+    assert "out.fifo is a FIFO; scidx writes only regular files" in err
+    assert Path(tmp_path / "out.fifo").is_fifo()
+
+
+def test_6_a_character_device_output_is_never_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import stat as _stat
+
+    node = tmp_path / "null"
+    try:
+        os.mknod(node, 0o666 | _stat.S_IFCHR, os.makedev(1, 3))  # a private /dev/null
+    except (PermissionError, OSError):
+        pytest.skip("creating a device node needs root")
+    cfg = _project(tmp_path, output="null")
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 3
+    assert "is a character device" in err
+    assert _stat.S_ISCHR(os.stat(node).st_mode)
+    assert not (tmp_path / "null.inputs").exists()
+
+
+def test_6_pack_records_refuses_a_special_output(tmp_path: Path) -> None:
+    from scidx.build.pack import pack_records
+    from scidx.errors import OutputError
+
+    os.mkfifo(tmp_path / "p")
+    with pytest.raises(OutputError, match="is a FIFO"):
+        pack_records([{"id": "a", "text": "x"}], tmp_path / "p", dimensions=8)
+
+
+def test_6_reuse_of_a_fifo_is_a_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _project(tmp_path)
+    os.mkfifo(tmp_path / "old.scidx")
+    code, _, err = _run_cli(
+        ["pack-docs", "--config", str(cfg), "--reuse", str(tmp_path / "old.scidx")], capsys
+    )
+    assert code == 1
+    assert "not a regular file" in err
+
+
+@pytest.mark.parametrize(
+    ("settings", "code", "message"),
+    [
+        ({"exclude": ["\ud800"]}, 1, '"exclude" contains the lone surrogate U+D800'),
+        ({"urlTemplate": "https://x/{path}\ud800"}, 1, '"urlTemplate" contains the lone'),
+        ({"output": "o\ud800.scidx"}, 1, '"output" contains the lone surrogate'),
+        ({"cacheDir": "c\ud800"}, 1, '"cacheDir" contains the lone surrogate'),
+        ({"output": "o\x00.scidx"}, 1, '"output" contains a NUL character'),
+        ({"cacheDir": "c\x00"}, 1, '"cacheDir" contains a NUL character'),
+        ({"output": "a" * 300 + ".scidx"}, 3, "cannot use the output path"),
+        ({"urlTemplate": "https://x/{path}" + "a" * (1 << 20)}, 1, "at most 2048"),
+        ({"urlTemplate": "javascript:{path}"}, 1, "its scheme 'javascript' is not allowed"),
+    ],
+)
+def test_12_config_values_are_messages_not_tracebacks(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    settings: dict[str, Any],
+    code: int,
+    message: str,
+) -> None:
+    cfg = _project(tmp_path, **settings)
+    got, out, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert (got, message in err) == (code, True), err
+    assert "Traceback" not in err and "read:" not in err  # validated before any work
+
+
+def test_12_a_huge_integer_literal_is_a_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _project(tmp_path)
+    cfg.write_text(
+        '{"include": ["docs/*.md"], "output": "o.scidx", "dimensions": 1' + "0" * 5000 + "}"
+    )
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 1
+    assert "a number with 5001 digits is far outside the range of any setting" in err

@@ -252,7 +252,12 @@ def load_config(path: str | Path) -> Config:
             f"{label}: not valid UTF-8 (byte {exc.start}); save the file as UTF-8"
         ) from None
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        data = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_int=_bounded_int,
+        )
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{label}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
@@ -306,6 +311,17 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _JSONValueError(f'key "{key}" appears twice; keep only one')
         out[key] = value
     return out
+
+
+def _bounded_int(text: str) -> int:
+    # int() refuses over 4,300 digits with a message about sys.set_int_max_str_digits; no
+    # setting needs more than a few digits, so say that instead.
+    digits = len(text.lstrip("-"))
+    if digits > 30:
+        raise _JSONValueError(
+            f"a number with {digits} digits is far outside the range of any setting"
+        )
+    return int(text)
 
 
 def _no_constant(name: str) -> Any:
@@ -426,6 +442,34 @@ def _glob_problem(glob: str) -> str:
     return ""
 
 
+_PATH_KEYS = ("include", "exclude", "output", "cacheDir")
+
+
+def _check_strings(data: Mapping[str, Any], label: str) -> None:
+    """Refuse strings no file system or index can hold, before any key is used.
+
+    A lone surrogate (``"\\ud800"`` in JSON) cannot be encoded as UTF-8: it would fail deep
+    inside path handling or the index writer. A NUL byte cannot be part of a path.
+    """
+    for key, value in data.items():
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, str):
+                continue
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ConfigError(
+                    f'{label}: "{key}" contains the lone surrogate U+{ord(item[exc.start]):04X} '
+                    f"at position {exc.start}, which is not valid Unicode text; remove it or "
+                    "write the character it was meant to be"
+                ) from None
+            if key in _PATH_KEYS and "\x00" in item:
+                raise ConfigError(
+                    f'{label}: "{key}" contains a NUL character (\\u0000) at position '
+                    f"{item.index(chr(0))}; a path cannot hold one"
+                )
+
+
 def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: str) -> Config:
     for key in data:
         if key not in KNOWN_KEYS:
@@ -437,6 +481,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
             )
             raise ConfigError(f'{label}: unknown key "{key}"{hint}')
     check = _Checker(data, label)
+    _check_strings(data, label)
 
     include = check.globs("include", required=True)
     exclude = check.globs("exclude", required=False)

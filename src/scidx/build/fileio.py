@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -15,6 +16,7 @@ __all__ = [
     "HashingWriter",
     "atomic_write",
     "check_output_path",
+    "check_output_target",
     "file_bytes",
     "file_hash",
     "fsync_dir",
@@ -23,13 +25,52 @@ __all__ = [
 ]
 
 
-def check_output_path(path: Path) -> None:
-    """Refuse an output path that is a folder or has no writable parent (OutputError)."""
-    if path.is_dir():
+def check_output_target(path: Path) -> None:
+    """Refuse an output path that exists but is not a regular file, before anything reads it.
+
+    A character device (``/dev/null``), a FIFO or a socket is never replaced: renaming over a
+    device node would replace the node itself (as root, ``/dev/null``), and reading a FIFO as
+    the "previous index" would block forever. A symlink is judged by what it points to.
+
+    Raises:
+        OutputError: The path is a folder or a special file, or cannot be examined (a name
+            longer than the file system allows, a permission problem).
+    """
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return  # absent: it will be created (a parent that is a file fails when writing)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot use the output path {path}: {exc.strerror or exc}; choose a shorter, "
+            "writable 'output' path"
+        ) from None
+    if stat.S_ISDIR(st.st_mode):
         raise OutputError(
             f"output path {path} is a directory; set 'output' to a file path such as "
             f"{path / 'docs.scidx'}"
         )
+    if not stat.S_ISREG(st.st_mode):
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a character device"
+            if stat.S_ISCHR(st.st_mode)
+            else "a block device"
+            if stat.S_ISBLK(st.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(st.st_mode)
+            else "not a regular file"
+        )
+        raise OutputError(
+            f"output path {path} is {kind}; scidx writes only regular files and never replaces "
+            "a special file. Set 'output' to a file path such as docs.scidx"
+        )
+
+
+def check_output_path(path: Path) -> None:
+    """Refuse an output path that is a folder, a special file or has no writable parent."""
+    check_output_target(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,13 +113,16 @@ def read_previous(
     from scidx.build.cache import cache_key
     from scidx.errors import IndexFormatError
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
+    from scidx.index.index import open_regular
     from scidx.index.vectors import open_vectors
 
     try:
-        # A plain read, not a mmap: the packer is about to replace this very file.
-        mm = path.read_bytes()
+        # A plain read, not a mmap: the packer is about to replace this very file. Opened
+        # non-blocking and refused unless a regular file: a FIFO would block the pack.
+        with os.fdopen(open_regular(str(path)), "rb") as fh:
+            mm = fh.read()
         size = len(mm)
-    except OSError as exc:
+    except (OSError, IndexFormatError) as exc:
         if required:
             raise ConfigError(f"--reuse {path}: cannot read it ({exc})") from None
         return None

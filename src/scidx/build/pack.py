@@ -27,9 +27,15 @@ import xxhash
 
 from scidx.build.arrays import GENERATOR, PACKER_VERSION, encode_records
 from scidx.build.chunk import CHUNKER_VERSION
-from scidx.build.config import Config, load_config
+from scidx.build.config import Config, load_config, show_value
 from scidx.build.embedding import embed_records, make_embedder
-from scidx.build.fileio import HashingWriter, atomic_write, file_bytes, file_hash
+from scidx.build.fileio import (
+    HashingWriter,
+    atomic_write,
+    check_output_target,
+    file_bytes,
+    file_hash,
+)
 from scidx.build.incremental import (
     SIDECAR_VERSION,
     ChangeReport,
@@ -51,7 +57,7 @@ from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError
 from scidx.index.format import write_index
-from scidx.index.urls import parse_url_template
+from scidx.index.urls import parse_url_template, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
 
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
@@ -176,14 +182,19 @@ def pack_records(
     started = time.perf_counter()
     report = progress or noop_progress
     if url_template is not None and parse_url_template(url_template) is None:
+        problem = url_template_problem(url_template) if isinstance(url_template, str) else ""
         raise ConfigError(
-            f"url_template {url_template!r} is not valid: use only the placeholders {{source}}, "
-            "{path}, {page} and {anchor}"
+            f"url_template {show_value(url_template)} is not valid"
+            + (f": {problem}" if problem else "")
+            + "; use only the placeholders {source}, {path}, {page} and {anchor} in an "
+            "http(s) or relative URL"
         )
     if vectors not in ENCODINGS:
         raise ConfigError(
             f"vectors={vectors!r} is not a vector encoding; use one of {', '.join(ENCODINGS)}"
         )
+    if output is not None:
+        check_output_target(Path(output))
     valid = validate_records(records)
     emb = embedder or HashingEmbedder(dimensions=dimensions)
     pool = Pool.start(workers, sum(len(r.text) for r in valid))
@@ -349,6 +360,10 @@ class _Run:
 
 def _gather(config: Config | str | Path, report: Progress) -> _Run:
     cfg = config if isinstance(config, Config) else load_config(config)
+    # Before any work, and before anything reads the previous index: a FIFO would block, a
+    # device node would be replaced.
+    check_output_target(cfg.output)
+    check_output_target(sidecar_path(cfg.output))
     raw = read_inputs(collect_inputs(cfg), report)
     file_hashes = {item.source: xxhash.xxh3_128_hexdigest(data) for item, data in raw}
     embedder = make_embedder(cfg)
