@@ -237,7 +237,7 @@ P = "staticcorpus.json"
             f'{P}: unknown key "zzzzzz"; known keys: include, exclude, embeddingProvider, '
             "model, dimensions, maxChunkChars, output, anchorStyle, vectors, cacheDir, "
             "urlTemplate, baseUrl, batchSize, concurrency, timeoutSeconds, threads, maxTokens, "
-            "allowDownload, providerOptions",
+            "allowDownload, providerOptions, allowExternalSymlinks",
         ),
         (
             {"output": "o"},
@@ -268,7 +268,7 @@ P = "staticcorpus.json"
             {**BASE, "include": ["../other/*.md"]},
             f'{P}: "include" glob "../other/*.md" leaves the config folder through ".."; '
             "move the config file to a folder that contains every input, or use a symlink "
-            "inside it",
+            'inside it with "allowExternalSymlinks": true',
         ),
         (
             {**BASE, "include": ["/abs/*.md"]},
@@ -623,7 +623,9 @@ def test_symlinked_folder_outside_root_is_followed_once(tmp_path: Path) -> None:
     touch(project, "docs/a.md")
     os.symlink(outside, project / "docs" / "ext")
     os.symlink(outside, project / "docs" / "ext2")
-    files = collect_inputs(make(project, include=["docs/**/*.md"]))
+    with pytest.raises(ConfigError, match="docs/ext is a symlink .* points outside"):
+        collect_inputs(make(project, include=["docs/**/*.md"]))
+    files = collect_inputs(make(project, include=["docs/**/*.md"], allowExternalSymlinks=True))
     # The real folder is entered once, through the first route in sorted order.
     assert [f.source for f in files] == ["docs/a.md", "docs/ext/x.md"]
     assert files[1].path == project.resolve() / "docs" / "ext" / "x.md"

@@ -415,3 +415,50 @@ def test_12_a_huge_integer_literal_is_a_config_error(
     code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
     assert code == 1
     assert "a number with 5001 digits is far outside the range of any setting" in err
+
+
+# -- 4: symlinks out of the config folder --------------------------------------------------------
+
+
+def test_4_a_file_symlink_outside_the_root_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0:secret\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    cfg = _project(project)
+    os.symlink(secret, project / "docs" / "passwd.md")
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 1
+    assert "docs/passwd.md is a symlink (or lies below one) that points outside" in err
+    assert not (project / "docs.scidx").exists()
+
+
+def test_4_a_folder_symlink_outside_the_root_is_refused_unless_opted_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.md").write_text("# Outside\n\nexternal words\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    cfg = _project(project)
+    os.symlink(outside, project / "docs" / "ext")
+    os.symlink(project / "docs" / "a.md", project / "docs" / "inner.md")  # inside: fine
+    cfg.write_text(json.dumps({"include": ["docs/**/*.md"], "output": "docs.scidx"}))
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 1 and "docs/ext is a symlink" in err
+    cfg.write_text(
+        json.dumps(
+            {"include": ["docs/**/*.md"], "output": "docs.scidx", "allowExternalSymlinks": True}
+        )
+    )
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 0, err
+    with load(project / "docs.scidx") as idx:
+        assert {idx.chunk(i).source for i in range(len(idx))} == {
+            "docs/a.md",
+            "docs/ext/x.md",
+            "docs/inner.md",
+        }

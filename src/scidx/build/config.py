@@ -104,6 +104,7 @@ KNOWN_KEYS = (
     "maxTokens",
     "allowDownload",
     "providerOptions",
+    "allowExternalSymlinks",
 )
 
 
@@ -139,6 +140,8 @@ class Config:
         max_tokens: ``local``: cut model inputs at this many tokens (None: the model's limit).
         allow_download: ``local``: fetch a Hugging Face model id missing from the local cache.
         provider_options: A plugin provider's own settings (a JSON object).
+        allow_external_symlinks: Follow symlinks that resolve outside ``root`` (off by
+            default: such a link is refused, so ``docs/x.md -> /etc/passwd`` cannot be packed).
     """
 
     root: Path
@@ -158,6 +161,7 @@ class Config:
     base_url: str | None = None
     batch_size: int | None = None
     concurrency: int = 4
+    allow_external_symlinks: bool = False
     timeout: float = 60.0
     threads: int | None = None
     max_tokens: int | None = None
@@ -431,7 +435,7 @@ def _glob_problem(glob: str) -> str:
     if ".." in parts:
         return (
             'leaves the config folder through ".."; move the config file to a folder that '
-            "contains every input, or use a symlink inside it"
+            'contains every input, or use a symlink inside it with "allowExternalSymlinks": true'
         )
     if "" in parts:
         return 'contains an empty segment ("//"); remove the extra "/"'
@@ -590,6 +594,10 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
                 problem,
             )
 
+    allow_external = data.get("allowExternalSymlinks", False)
+    if not isinstance(allow_external, bool):
+        raise check.fail("allowExternalSymlinks", "true or false")
+
     base_url = check.optional_string("baseUrl")
     if base_url is not None:
         if provider != "openai":
@@ -623,6 +631,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         max_tokens=max_tokens,
         allow_download=allow_download,
         provider_options=dict(provider_options) if provider_options else None,
+        allow_external_symlinks=allow_external,
     )
 
 

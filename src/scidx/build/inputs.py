@@ -47,9 +47,10 @@ def collect_inputs(config: Config) -> list[InputFile]:
     """Find the input files: ``include`` globs minus ``exclude`` globs, under ``config.root``.
 
     An ``exclude`` glob that matches a folder removes everything inside it. Directories are
-    never returned, even if their name matches (a folder ``foo.md``). Directory
-    symlinks are followed, but each real directory is entered once, so symlink loops end. The
-    output file is never an input.
+    never returned, even if their name matches (a folder ``foo.md``). Symlinks inside the
+    config folder are followed, but each real directory is entered once, so symlink loops end;
+    a symlink (file or folder) that resolves outside the config folder is refused unless the
+    config sets ``allowExternalSymlinks``. The output file is never an input.
 
     Args:
         config: A validated configuration.
@@ -101,7 +102,8 @@ def collect_inputs(config: Config) -> list[InputFile]:
     hit: set[str] = set()
     folders: list[str] = []
     for start in starts:
-        for source, abspath, is_dir in _walk(str(root), start, excludes):
+        walk = _walk(str(root), start, excludes, None if config.allow_external_symlinks else label)
+        for source, abspath, is_dir in walk:
             if is_dir:
                 folders.append(source)
                 continue
@@ -137,6 +139,10 @@ def collect_inputs(config: Config) -> list[InputFile]:
             f"{show_value(list(config.exclude))}; loosen the exclude globs"
         )
 
+    if not config.allow_external_symlinks:
+        real_root = os.path.realpath(root)
+        for source, abspath in matched.items():
+            _inside_root(abspath, source, real_root, label)
     for source in matched:
         try:
             source.encode("utf-8")
@@ -147,6 +153,26 @@ def collect_inputs(config: Config) -> list[InputFile]:
             ) from None
 
     return [InputFile(s, Path(matched[s])) for s in sorted(matched, key=_utf8_key)]
+
+
+def _inside_root(abspath: str, source: str, real_root: str, label: str) -> None:
+    """Refuse a path that resolves (through symlinks) outside the config folder.
+
+    A link such as ``docs/passwd.md -> /etc/passwd`` would otherwise put a file the config
+    author never meant to publish into a searchable index.
+    """
+    real = os.path.realpath(abspath)
+    try:
+        inside = os.path.commonpath([real, real_root]) == real_root
+    except ValueError:  # different drives (Windows)
+        inside = False
+    if not inside:
+        raise ConfigError(
+            f"{label}: {source} is a symlink (or lies below one) that points outside the config "
+            f"folder {real_root}, to {real}; scidx only packs files inside that folder. Remove "
+            'the link, add it to "exclude", or move staticcorpus.json to a folder that '
+            "contains the target"
+        )
 
 
 def _is_index_or_empty(path: str) -> bool:
@@ -162,7 +188,9 @@ def _is_below(path: str, folder: str) -> bool:
     return folder == "" or path.startswith(folder + "/")
 
 
-def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tuple[str, str, bool]]:
+def _walk(
+    root: str, start: str, prunes: list[re.Pattern[str]], label: str | None = CONFIG_FILENAME
+) -> Iterator[tuple[str, str, bool]]:
     """Yield ``(source, absolute path, is_dir)`` for everything below ``root/start``.
 
     Each real folder is entered once. Real (non-symlink) routes are walked first and folder
@@ -177,6 +205,7 @@ def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tupl
     if not os.path.isdir(top):
         return
     seen: set[tuple[int, int]] = {(st.st_dev, st.st_ino)}
+    real_root = os.path.realpath(root)
     stack: list[tuple[str, str]] = [(top, start)]
     linked: list[tuple[str, str]] = []  # folder symlinks, followed once the real tree is done
     while stack or linked:
@@ -218,6 +247,10 @@ def _walk(root: str, start: str, prunes: list[re.Pattern[str]]) -> Iterator[tupl
             if any(rx.fullmatch(source) or rx.fullmatch(source + "/") for rx in prunes):
                 continue
             if is_link:
+                # Never walk out of the config folder (a link to "/" would list the disk),
+                # unless the config opted in (label None).
+                if label is not None:
+                    _inside_root(entry.path, source, real_root, label)
                 linked.append((entry.path, source))
                 continue
             try:
