@@ -462,3 +462,101 @@ def test_4_a_folder_symlink_outside_the_root_is_refused_unless_opted_in(
             "docs/ext/x.md",
             "docs/inner.md",
         }
+
+
+# -- 10: linear-time globs and front matter ------------------------------------------------------
+
+
+def _old_glob_regex(glob: str) -> Any:
+    """The regex translation the matcher replaced (the oracle for its semantics)."""
+    import re
+
+    def segment_regex(segment: str) -> str:
+        out: list[str] = []
+        i, n = 0, len(segment)
+        while i < n:
+            c = segment[i]
+            if c == "*":
+                while i < n and segment[i] == "*":
+                    i += 1
+                out.append("[^/]*")
+                continue
+            if c == "?":
+                out.append("[^/]")
+            elif c == "[":
+                j = i + 1
+                if j < n and segment[j] in "!^":
+                    j += 1
+                if j < n and segment[j] == "]":
+                    j += 1
+                while j < n and segment[j] != "]":
+                    j += 1
+                if j >= n:
+                    raise re.error("unbalanced [")
+                body = segment[i + 1 : j]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\").replace("^", "\\^")
+                out.append(f"[^/{body}]" if negate else f"[{body}]")
+                i = j
+            else:
+                out.append(re.escape(c))
+            i += 1
+        return "".join(out)
+
+    parts = glob.split("/")
+    out = []
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if part == "**":
+            out.append(".+" if last else "(?:[^/]+/)*")
+            continue
+        out.append(segment_regex(part) + ("" if last else "/"))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def test_10_glob_matcher_agrees_with_the_regex_translation() -> None:
+    import random
+
+    from scidx.build.globs import compile_glob
+
+    rnd = random.Random(10)
+    atoms = ["a", "b", "*", "**", "?", "[ab]", "[!a]", "[a-c]", ".md", "/", "x"]
+    letters = ["a", "b", "c", "x", ".md", "/", "d"]
+    checked = 0
+    for _ in range(3000):
+        glob = "".join(rnd.choice(atoms) for _ in range(rnd.randint(1, 7)))
+        if "//" in glob or glob.startswith("/"):
+            continue
+        oracle = _old_glob_regex(glob)
+        mine = compile_glob(glob)
+        for _ in range(8):
+            path = "".join(rnd.choice(letters) for _ in range(rnd.randint(0, 9)))
+            assert mine.fullmatch(path) == bool(oracle.fullmatch(path)), (glob, path)
+            checked += 1
+    assert checked > 10_000
+
+
+def test_10_a_backtracking_glob_is_linear() -> None:
+    code = (
+        "from scidx.build.globs import compile_glob\n"
+        "g = compile_glob('docs/*a*a*a*a*a*a*a*ab.md')\n"
+        "assert not any(g.fullmatch('docs/' + 'a' * n + '.md') for n in range(150, 250))\n"
+    )
+    # A hang guard, not a speed assertion: the regex took over 250 s for one 200-char name.
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_10_front_matter_key_regex_is_linear() -> None:
+    from scidx.build.chunk import parse_front_matter
+
+    code = (
+        "from scidx.build.chunk import parse_front_matter\n"
+        "for tail in ('b', 'b: c', ':x'):\n"
+        "    parse_front_matter('---\\na' + ' ' * 200_000 + tail + '\\ntitle: T\\n---\\nbody')\n"
+    )
+    # A hang guard: the lazy key regex took 31 s on one such line.
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    _, meta = parse_front_matter('---\n"quoted key"  : v\nplain key :  w\nk: "x: y"\n---\n')
+    assert meta == {"quoted key": "v", "plain key": "w", "k": "x: y"}

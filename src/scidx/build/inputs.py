@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from scidx.build.config import CONFIG_FILENAME, Config, show_value
-from scidx.build.globs import compile_glob
+from scidx.build.globs import Glob, compile_glob
 from scidx.errors import ConfigError, InputError
 from scidx.index.format import MAGIC
 
@@ -189,7 +188,7 @@ def _is_below(path: str, folder: str) -> bool:
 
 
 def _walk(
-    root: str, start: str, prunes: list[re.Pattern[str]], label: str | None = CONFIG_FILENAME
+    root: str, start: str, prunes: list[Glob], label: str | None = CONFIG_FILENAME
 ) -> Iterator[tuple[str, str, bool]]:
     """Yield ``(source, absolute path, is_dir)`` for everything below ``root/start``.
 
