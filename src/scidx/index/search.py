@@ -161,6 +161,17 @@ class Searcher:
             QueryError: The query is not a string, or a bad ``query_vector``.
             QueryEmbeddingError: Vector search impossible for this index and query.
         """
+        # Hostile or degenerate stored vectors (3e38, inf) overflow in the scoring arithmetic;
+        # the scores are checked (NaN ranks last), so numpy must not print RuntimeWarnings.
+        with np.errstate(all="ignore"):
+            return self._select(query, params, on_stage)
+
+    def _select(
+        self,
+        query: str | None,
+        params: SearchParams,
+        on_stage: Callable[[str], None] | None,
+    ) -> _Selection:
         if query is not None and not isinstance(query, str):
             raise QueryError(f"the query must be a str, got {type(query).__name__}")
         text = (query or "").strip()
