@@ -560,3 +560,31 @@ def test_10_front_matter_key_regex_is_linear() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     _, meta = parse_front_matter('---\n"quoted key"  : v\nplain key :  w\nk: "x: y"\n---\n')
     assert meta == {"quoted key": "v", "plain key": "w", "k": "x: y"}
+
+
+def test_14_the_writer_verifies_its_own_output(tmp_path: Path, monkeypatch: Any) -> None:
+    """A corrupt write (here: a flipped byte after the fsync) never replaces the old index."""
+    from scidx.build import fileio
+    from scidx.build.pack import pack_records
+    from scidx.errors import OutputError
+
+    out = tmp_path / "docs.scidx"
+    pack_records([{"id": "a", "text": "first version"}], out, dimensions=8)
+    before = out.read_bytes()
+    real = fileio.atomic_write
+
+    def damaging(path: Path, write: Any, *, check: Any = None) -> int:
+        def corrupting_check(tmp: Path) -> None:
+            data = bytearray(tmp.read_bytes())
+            data[-1] ^= 0x40  # the last vector byte: only a checksum can tell
+            tmp.write_bytes(bytes(data))
+            assert check is not None
+            check(tmp)
+
+        return real(path, write, check=corrupting_check)
+
+    monkeypatch.setattr("scidx.build.pack.atomic_write", damaging)
+    with pytest.raises(OutputError, match="failed its own verification"):
+        pack_records([{"id": "a", "text": "second version"}], out, dimensions=8)
+    assert out.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["docs.scidx"]

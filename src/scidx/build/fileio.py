@@ -80,10 +80,17 @@ def check_output_path(path: Path) -> None:
         ) from None
 
 
-def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> int:
+def atomic_write(
+    path: Path,
+    write: Callable[[BinaryIO], object],
+    *,
+    check: Callable[[Path], None] | None = None,
+) -> int:
     """Write a file atomically: temp file in the same folder, fsync, rename.
 
-    A failure (or a kill) at any point leaves the previous file untouched.
+    A failure (or a kill) at any point leaves the previous file untouched. ``check``, if given,
+    reads the finished temp file before the rename (the packer verifies its own index there), so
+    a file that fails it never replaces the previous one.
 
     Returns:
         The number of bytes written.
@@ -100,6 +107,8 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> int:
             fh.flush()
             os.fsync(fh.fileno())
             size = fh.tell()
+        if check is not None:
+            check(tmp)
         os.replace(tmp, path)
     except OSError as exc:
         unlink_quietly(tmp)

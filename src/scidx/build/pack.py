@@ -55,7 +55,7 @@ from scidx.build.sources import read_inputs
 from scidx.build.workers import Pool, chunk_all
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
-from scidx.errors import ConfigError
+from scidx.errors import ConfigError, IndexFormatError, OutputError
 from scidx.index.format import write_index
 from scidx.index.urls import parse_url_template, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
@@ -240,6 +240,7 @@ def pack_records(
         result.output_bytes = atomic_write(
             Path(output),
             lambda fh: write_index(fh, arrays, meta, built_utc=built, generator=GENERATOR),
+            check=verify_written,
         )
         report("write", 1, 1)
     result.seconds = time.perf_counter() - started
@@ -445,6 +446,27 @@ def _truncated(embedder: Embedder) -> list[str]:
     return sorted(set(found)) if isinstance(found, list) else []
 
 
+def verify_written(path: Path) -> None:
+    """Verify a freshly written index before it replaces the previous one (FORMAT.md §1.7).
+
+    Reads the file back as a reader would, with ``verify=True``: every checksum, string table,
+    posting, vector norm and BM25 weight. A failure is a packer bug, so it is reported as an
+    output error and the previous index stays in place.
+
+    Raises:
+        OutputError: The written file does not verify.
+    """
+    from scidx.index.index import load
+
+    try:
+        load(path, verify=True).close()
+    except IndexFormatError as exc:
+        raise OutputError(
+            f"the index written to {path} failed its own verification ({exc}); the previous "
+            "index is unchanged. This is a scidx bug: please report it."
+        ) from None
+
+
 def _in_memory(arrays: Mapping[str, Any], meta: Mapping[str, Any], built: str) -> bytes:
     buf = io.BytesIO()
     write_index(buf, dict(arrays), dict(meta), built_utc=built, generator=GENERATOR)
@@ -461,7 +483,7 @@ def _write_output(
         out = cast(BinaryIO, HashingWriter(fh, hasher))
         write_index(out, dict(arrays), dict(meta), built_utc=built, generator=GENERATOR)
 
-    size = atomic_write(run.cfg.output, write)
+    size = atomic_write(run.cfg.output, write, check=verify_written)
     sidecar_doc = {
         "sidecar": SIDECAR_VERSION,
         "packer": PACKER_VERSION,
