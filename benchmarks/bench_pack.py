@@ -49,7 +49,15 @@ def main() -> None:
         work = Path(tmp)
         (work / "corpus").symlink_to(corpus, target_is_directory=True)
         cfg_path = work / "staticcorpus.json"
-        cfg_path.write_text(json.dumps({"include": ["corpus/**/*.md"], "output": "out.scidx"}))
+        cfg_path.write_text(
+            json.dumps(
+                {
+                    "include": ["corpus/**/*.md"],
+                    "output": "out.scidx",
+                    "allowExternalSymlinks": True,
+                }
+            )
+        )
         os.environ["SCIDX_CACHE_DIR"] = str(work / "cache")
         files = [f.path for f in collect_inputs(load_config(cfg_path))]
         texts = [p.read_text(encoding="utf-8") for p in files]

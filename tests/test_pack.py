@@ -451,6 +451,7 @@ def test_packs_every_shared_corpus_identically_twice(shared_dir: Path, tmp_path:
                     "include": [f"corpus/{g}" for g in include],
                     "output": out.name,
                     "dimensions": 64,
+                    "allowExternalSymlinks": True,
                 }
             )
         )
@@ -496,6 +497,7 @@ def test_example_corpus_header_snapshot(json_snapshot, tmp_path: Path) -> None: 
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
     cfg["include"] = ["fixtures/docs/**/*.md"]
     cfg["output"] = "example.scidx"
+    cfg["allowExternalSymlinks"] = True
     (tmp_path / "staticcorpus.json").write_text(json.dumps(cfg))
     pack_docs(tmp_path / "staticcorpus.json", use_cache=False)
     data = (tmp_path / "example.scidx").read_bytes()

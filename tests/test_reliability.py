@@ -588,3 +588,80 @@ def test_14_the_writer_verifies_its_own_output(tmp_path: Path, monkeypatch: Any)
         pack_records([{"id": "a", "text": "second version"}], out, dimensions=8)
     assert out.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["docs.scidx"]
+
+
+# -- 7: --check and reuse never trust a swapped vector -------------------------------------------
+
+
+def _swap_vector_rows(path: Path, a: int, b: int) -> None:
+    """Swap two rows of `vectors` and re-encode the file, so every checksum is valid again."""
+    import io as _io
+
+    from scidx.index import format as fmt
+
+    data = path.read_bytes()
+    header = fmt.read_header(data)
+    arrays = {name: np.array(fmt.array_view(data, header, name)) for name in header.arrays}
+    vectors = arrays["vectors"]
+    vectors[[a, b]] = vectors[[b, a]]
+    buf = _io.BytesIO()
+    fmt.write_index(
+        buf, arrays, header.meta, built_utc=header.built_utc, generator=header.generator
+    )
+    path.write_bytes(buf.getvalue())
+
+
+def test_7_a_committed_index_with_swapped_vectors_is_stale_and_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _project(tmp_path)
+    (tmp_path / "docs" / "b.md").write_text("# Other\n\nA page about services and ports.\n")
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 0, err
+    out = tmp_path / "docs.scidx"
+    clean = out.read_bytes()
+    _swap_vector_rows(out, 0, 1)
+    (tmp_path / "docs.scidx.inputs").unlink()  # a fresh checkout: no sidecar, no cache
+    tampered = out.read_bytes()
+    assert tampered != clean
+    load(out).close()  # loads: the checksums were recomputed
+    with pytest.raises(CorruptIndexError, match="`vectors.key` row 0 does not match"):
+        load(out, verify=True)
+    env_cache = tmp_path / "fresh-cache"
+    os.environ["SCIDX_CACHE_DIR"] = str(env_cache)  # restored by the autouse fixture
+    code, out_text, err = _run_cli(["pack-docs", "--config", str(cfg), "--check"], capsys)
+    assert code == 6, (out_text, err)
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg), "--force"], capsys)
+    assert code == 0, err
+    assert out.read_bytes() == clean  # the swapped rows were re-embedded, not reused
+
+
+# -- 11: no chunk over the documented maximum ----------------------------------------------------
+
+
+def test_11_a_huge_paragraph_is_split_on_sentences_then_hard_limits() -> None:
+    from scidx.build.chunk import HARD_LIMIT_FACTOR, chunk_markdown, normalize_source
+
+    sentences = " ".join(f"Sentence number {i} is here." for i in range(20_000))
+    one_word = "x" * 9000  # no space at all: hard cuts
+    code = "```\n" + "\n".join(f"code line {i}" for i in range(2000)) + "\n```"
+    doc = f"# T\n\n## Big\n\n{sentences}\n\n{one_word}\n\n{code}\n"
+    budget = 500
+    chunks = chunk_markdown(doc, "b.md", max_chunk_chars=budget)
+    norm = normalize_source(doc)
+    assert all(norm[c.char_start : c.char_end] == c.text for c in chunks)
+    assert max(len(c.text) for c in chunks) <= budget  # all three were split
+    prose = [c.text for c in chunks if c.text.startswith("Sentence")]
+    assert all(t.endswith("here.") for t in prose)  # cut after sentence ends
+    covered = "".join(c.text for c in chunks)
+    assert covered.count("Sentence number") == 20_000
+    assert covered.count("x") >= 9000
+    assert HARD_LIMIT_FACTOR == 4
+
+
+def test_11_a_block_under_the_hard_limit_stays_whole() -> None:
+    from scidx.build.chunk import chunk_markdown
+
+    fence = "```\n" + "\n".join(f"line {i:03d} " + "x" * 40 for i in range(30)) + "\n```"
+    chunks = chunk_markdown(f"## S\n\nBefore.\n\n{fence}\n", "c.md", max_chunk_chars=500)
+    assert [c.text for c in chunks] == ["Before.", fence]  # 1.5 KB < 4 x 500: kept whole

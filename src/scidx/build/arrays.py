@@ -22,6 +22,7 @@ from scidx.index.bm25 import (
     hash_fields,
 )
 from scidx.index.format import encode_strings
+from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 
 __all__ = [
@@ -38,8 +39,9 @@ __all__ = [
 ]
 
 #: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order;
-#: 3: meta.vectors names the vector encoding).
-PACKER_VERSION = "scidx-pack-3"
+#: 3: meta.vectors names the vector encoding; 4: the ``vectors.key`` array, and paragraphs over
+#: the budget split inside).
+PACKER_VERSION = "scidx-pack-4"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -105,6 +107,13 @@ def build_index_arrays(
         arrays.update(vectors)
     else:
         arrays.update(encode_vectors(vectors, DEFAULT_ENCODING))
+    # Binds each stored vector row to its chunk, so a reuse never takes a swapped row.
+    arrays[VECTOR_KEY_ARRAY] = vector_keys(
+        [source_title[r.source] for r in records],
+        ["\x1f".join(r.heading_path) for r in records],
+        [r.text for r in records],
+        arrays,
+    )
 
     if bm25_hashes is None:
         bm25_hashes = hash_fields(*_bm25_fields(records))

@@ -71,7 +71,8 @@ __all__ = [
 ]
 
 #: Bump whenever the same input could produce different chunks (stored in the index header).
-CHUNKER_VERSION = "scidx-chunk-1"
+#: 2: a paragraph over the budget (or any block over HARD_LIMIT_FACTOR times it) is split inside.
+CHUNKER_VERSION = "scidx-chunk-2"
 
 
 class Metadata(Mapping[str, str]):
@@ -407,6 +408,7 @@ class _Block(NamedTuple):
     start: int  # absolute 0-based line
     sticky: bool  # an H4-H6 heading: keep it with the next block
     items: list[int]  # item start lines for a top-level list, else empty
+    prose: bool = False  # a paragraph: split inside it when it alone is over the budget
 
 
 def _scan(
@@ -443,7 +445,7 @@ def _scan(
                 blocks.append(_Block(tmap[0] + offset, False, current_items))
             else:
                 current_items = None
-                blocks.append(_Block(tmap[0] + offset, False, []))
+                blocks.append(_Block(tmap[0] + offset, False, [], kind == "paragraph_open"))
         elif tok.type == "heading_open" and tok.map is not None:
             # Nested headings are not section breaks, but they do take a slug on the page.
             inline = tokens[i + 1] if i + 1 < n else None
@@ -534,6 +536,49 @@ def _cuts(
     return sorted(set(cuts))
 
 
+HARD_LIMIT_FACTOR = 4
+"""A code block, table or list item is kept whole up to this many times ``maxChunkChars``;
+beyond that, and for any paragraph over ``maxChunkChars``, the text is split inside the block
+(:func:`_split_long`), so no chunk is longer than ``HARD_LIMIT_FACTOR * maxChunkChars``."""
+
+# Where a long block may be cut, best first: after a sentence end, at a line break, at a space.
+_SENTENCE_END = re.compile(r"[.!?。！？][\"')\]]*\s")
+
+
+def _split_long(text: str, lo: int, hi: int, budget: int) -> list[tuple[int, int]]:
+    """Cut ``text[lo:hi]`` into spans of at most ``budget`` characters (linear time).
+
+    Each cut is the last sentence end in the window, else its last line break, else its last
+    space, else the window's end (a hard cut); whitespace at a cut belongs to no span.
+    """
+    out: list[tuple[int, int]] = []
+    pos = lo
+    while pos < hi:
+        while pos < hi and text[pos].isspace():
+            pos += 1
+        if pos >= hi:
+            break
+        if hi - pos <= budget:
+            out.append((pos, hi))
+            break
+        window_end = pos + budget
+        cut = -1
+        # Sentence ends in the second half of the window only, so parts do not get tiny.
+        for match in _SENTENCE_END.finditer(text, pos + budget // 2, window_end + 1):
+            cut = match.end() - 1
+        if cut < 0:
+            nl = text.rfind("\n", pos + 1, window_end + 1)
+            cut = nl if nl > pos else text.rfind(" ", pos + 1, window_end + 1)
+        if cut <= pos:
+            cut = window_end
+        end = cut
+        while end > pos and text[end - 1].isspace():
+            end -= 1
+        out.append((pos, end))
+        pos = cut
+    return out
+
+
 def _emit(
     out: list[Chunk],
     section: _Section,
@@ -580,11 +625,17 @@ def _emit(
     bounds = [first_line, *(c for c in cuts if first_line < c <= last_line), last_line + 1]
     # Trim each unit once; a part then spans from its first unit's start to its last unit's
     # end, so greedy packing is linear in the section size.
-    spans = [
-        span
-        for span in (_trim(lines, a, b) for a, b in zip(bounds, bounds[1:], strict=False))
-        if span is not None
-    ]
+    prose = {b.start for b in blocks if b.prose}
+    spans: list[tuple[int, int]] = []
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        unit = _trim(lines, a, b)
+        if unit is None:
+            continue
+        size = unit[1] - unit[0]
+        if size > budget and (a in prose or size > HARD_LIMIT_FACTOR * budget):
+            spans.extend(_split_long(text, unit[0], unit[1], budget))
+        else:
+            spans.append(unit)
     ordinal = 0
     part_lo, part_hi = spans[0]
     for unit_lo, unit_hi in spans[1:]:

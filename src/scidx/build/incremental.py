@@ -114,6 +114,7 @@ def read_previous(
     from scidx.errors import IndexFormatError
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
     from scidx.index.index import open_regular
+    from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
     from scidx.index.vectors import open_vectors
 
     try:
@@ -165,12 +166,24 @@ def read_previous(
         ):
             store = open_vectors(mm, header, n, embedder.dimensions)
             lossy = store.encoding != "float32" and encoding == "float32"
-            if not lossy and source_rows.shape == (n,):
+            # Without per-row keys (packer 3 and older) nothing binds a row to its text: such
+            # an index's vectors are not reused (the disk cache still is).
+            keys = (
+                array_view(mm, header, VECTOR_KEY_ARRAY, dtype="<u8", ndim=1)
+                if VECTOR_KEY_ARRAY in header.arrays
+                else None
+            )
+            shapes = {name: info.shape for name, info in header.arrays.items()}
+            stored = [array_view(mm, header, name) for name in vector_array_names(shapes, n)]
+            if not lossy and keys is not None and keys.shape == (n,) and source_rows.shape == (n,):
                 vectors = store.decode_all()
                 for i in range(n):
                     row = int(source_rows[i])
                     if row >= len(titles):
                         break
+                    rows = [a[i] for a in stored]
+                    if int(keys[i]) != vector_key(titles[row], headings[i], texts[i], rows):
+                        continue  # swapped or altered: embed this text afresh
                     heading_path = tuple(h for h in headings[i].split("\x1f") if h)
                     text = embedding_text(titles[row], heading_path, texts[i])
                     key = cache_key(

@@ -47,6 +47,7 @@ from scidx.index.format import (
     verify_checksums,
 )
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
+from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
 from scidx.index.params import SearchParams
 from scidx.index.safety import (
     MAX_DIMENSIONS,
@@ -262,6 +263,8 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     if corpus.store.encoding == "float32":
         # Compact encodings are approximate by design; float32 rows must be unit length.
         _verify_vectors(src, corpus.store.decode_all())
+    if VECTOR_KEY_ARRAY in header.arrays:
+        _verify_vector_keys(buf, header, corpus)
     for row in range(s):
         raw = corpus.source_meta[row]
         try:
@@ -270,6 +273,26 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
             value = None
         if not isinstance(value, dict):
             raise _corrupt(src, f"`source.meta` row {row} is not a JSON object")
+
+
+def _verify_vector_keys(buf: Any, header: Header, corpus: Corpus) -> None:
+    """Each row's ``vectors.key`` matches its title, heading, text and vector (scidx.index.keys)."""
+    src = header.source
+    keys = array_view(buf, header, VECTOR_KEY_ARRAY, dtype="<u8", ndim=1)
+    if keys.shape != (corpus.n,):
+        raise _corrupt(src, f"array `{VECTOR_KEY_ARRAY}` has shape {list(keys.shape)}")
+    shapes = {name: info.shape for name, info in header.arrays.items()}
+    stored = [array_view(buf, header, name) for name in vector_array_names(shapes, corpus.n)]
+    for i in range(corpus.n):
+        title = corpus.source_title[int(corpus.chunk_source[i])]
+        rows = [a[i] for a in stored]
+        key = vector_key(title, corpus.chunk_heading[i], corpus.chunk_text[i], rows)
+        if int(keys[i]) != key:
+            raise _corrupt(
+                src,
+                f"array `{VECTOR_KEY_ARRAY}` row {i} does not match the row's text and vector "
+                "(a vector was swapped or altered)",
+            )
 
 
 # Rows whose L2 norm is further than this from 1 are not the unit vectors FORMAT.md requires.
