@@ -665,3 +665,34 @@ def test_11_a_block_under_the_hard_limit_stays_whole() -> None:
     fence = "```\n" + "\n".join(f"line {i:03d} " + "x" * 40 for i in range(30)) + "\n```"
     chunks = chunk_markdown(f"## S\n\nBefore.\n\n{fence}\n", "c.md", max_chunk_chars=500)
     assert [c.text for c in chunks] == ["Before.", fence]  # 1.5 KB < 4 x 500: kept whole
+
+
+# -- 13: API inputs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"alpha": 10**400}, "alpha must be a number in [0, 1], got 1000"),
+        ({"alpha": True}, "alpha must be a number in [0, 1], got True"),
+        ({"alpha": np.bool_(True)}, "alpha must be a number in [0, 1]"),
+        ({"alpha": float("nan")}, "alpha must be a number in [0, 1], got nan"),
+        ({"min_score": 10**400}, "min_score must be a number, got 1000"),
+        ({"min_score": -(10**400)}, "min_score must be a number"),
+        ({"min_score": True}, "min_score must be a number, got True"),
+        ({"query_vector": [[1.0, 2.0], [3.0]]}, "the query vector is not a flat array"),
+        ({"query_vector": [10**400] * 64}, "the query vector must hold real numbers"),
+    ],
+)
+def test_13_api_inputs_raise_query_error(kwargs: dict[str, Any], message: str) -> None:
+    from scidx.errors import QueryError
+
+    with load_bytes(build_index(DOCS)) as idx:
+        for mode in ("hybrid", "vector", "keyword"):
+            with pytest.raises(QueryError) as info:
+                idx.search("install", mode=mode, **kwargs)
+            assert message in str(info.value)
+        if "query_vector" in kwargs:
+            with pytest.raises(QueryError, match="query vector"):
+                idx.search_vector(kwargs["query_vector"])
+    assert len(str(info.value)) < 300  # a huge value is shortened in the message

@@ -30,6 +30,26 @@ MODES = ("hybrid", "keyword", "vector")
 DEFAULT_ALPHA = float(DEFAULT_FUSION["alpha"])
 
 
+def _real(value: object) -> float | None:
+    """``value`` as a float if it is a real number (not a bool), else None.
+
+    An int too large for a float (``10**400``) is None, not an ``OverflowError``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 @dataclass(frozen=True, kw_only=True)
 class SearchParams:
     """How to search: result count, mode, fusion weight, cut-off, filters, snippet length.
@@ -77,14 +97,14 @@ class SearchParams:
             raise QueryError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
             raise QueryError(f"k must be a positive integer, got {k!r}")
-        if alpha is not None and (
-            not isinstance(alpha, (int, float)) or not 0.0 <= float(alpha) <= 1.0
-        ):
-            raise QueryError(f"alpha must be a number in [0, 1], got {alpha!r}")
-        if min_score is not None and (
-            not isinstance(min_score, (int, float)) or math.isnan(float(min_score))
-        ):
-            raise QueryError(f"min_score must be a number, got {min_score!r}")
+        if alpha is not None:  # None: the provider's default fusion weight
+            weight = _real(alpha)
+            if weight is None or not 0.0 <= weight <= 1.0:
+                raise QueryError(f"alpha must be a number in [0, 1], got {_show(alpha)}")
+        if min_score is not None:
+            cut = _real(min_score)
+            if cut is None or math.isnan(cut):
+                raise QueryError(f"min_score must be a number, got {_show(min_score)}")
         chars = self.snippet_chars
         if isinstance(chars, bool) or not isinstance(chars, int) or chars <= 0:
             raise QueryError(f"snippet_chars must be a positive integer, got {chars!r}")

@@ -199,7 +199,12 @@ class QueryEncoder:
             QueryError: Wrong length or shape, NaN/inf, or zero norm.
         """
         d = self.dimensions
-        raw = np.asarray(vector)
+        try:
+            raw = np.asarray(vector)
+        except (TypeError, ValueError, OverflowError) as exc:  # ragged nesting, odd objects
+            raise QueryError(
+                f"the query vector is not a flat array of {d} numbers ({exc})"
+            ) from None
         if raw.dtype.kind not in "biuf":
             raise QueryError(
                 f"the query vector must hold real numbers, got dtype {raw.dtype}; pass floats"
