@@ -696,3 +696,25 @@ def test_13_api_inputs_raise_query_error(kwargs: dict[str, Any], message: str) -
             with pytest.raises(QueryError, match="query vector"):
                 idx.search_vector(kwargs["query_vector"])
     assert len(str(info.value)) < 300  # a huge value is shortened in the message
+
+
+# -- 9: bounded query-embedder memo ---------------------------------------------------------------
+
+
+def test_9_the_term_memo_is_bounded_and_per_call_work_is_flat() -> None:
+    from scidx.embed import hashing
+
+    emb = hashing.HashingEmbedder(64)
+    emb._table.capacity = 1000  # the default is 32768; small here to keep the test fast
+    probe = "configure cors origins"
+    first = emb.embed_batch([probe])
+    for i in range(0, 5000, 50):
+        emb.embed_batch([" ".join(f"novel{j}term" for j in range(i, i + 50))])
+    assert len(emb._table.memo) <= 1000
+    # The arrays a call builds cover that call's distinct terms only, however much was seen.
+    ids, term_hash, gram_start, gram_len, grams = emb._table.lookup(["a", "b", "a"])
+    assert ids.tolist() == [0, 1, 0] and term_hash.shape == (2,) and gram_len.shape == (2,)
+    # Evicted terms are recomputed identically: results never depend on the memo's history.
+    assert np.array_equal(emb.embed_batch([probe]), first)
+    assert np.array_equal(hashing.HashingEmbedder(64).embed_batch([probe]), first)
+    assert hashing.MEMO_TERMS == 1 << 15
