@@ -241,9 +241,12 @@ class Searcher:
 
     def vector_scores(self, q: npt.NDArray[np.float32]) -> _Scores:
         """Cosine scores of every chunk against the normalised query ``q``."""
-        # One BLAS matrix-vector product straight over the memory map; no copy, no chunking
-        # (the result is N floats).
-        return np.asarray(self.corpus.vectors @ q, dtype=np.float32)
+        # One matrix-vector product straight over the memory map; no copy, no chunking (the
+        # result is N floats). einsum's own loop, not BLAS: OpenBLAS starts its thread pool for
+        # a product this size, and a server calling search from 16 threads on 2 cores then ran
+        # 60x slower than one thread (oversubscription). The einsum kernel is single-threaded
+        # and as fast as single-threaded BLAS here (benchmarks/bench_threads.py).
+        return np.einsum("ij,j->i", self.corpus.vectors, q, dtype=np.float32)
 
     def _expand(
         self, qvec: npt.NDArray[np.float32], kw_rows: _Rows, kw_scores: _Scores
