@@ -718,3 +718,16 @@ def test_9_the_term_memo_is_bounded_and_per_call_work_is_flat() -> None:
     assert np.array_equal(emb.embed_batch([probe]), first)
     assert np.array_equal(hashing.HashingEmbedder(64).embed_batch([probe]), first)
     assert hashing.MEMO_TERMS == 1 << 15
+
+
+def test_14_an_input_over_the_size_limit_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    from scidx.build import sources
+
+    monkeypatch.setattr(sources, "MAX_INPUT_BYTES", 1000)  # 16 MiB in production
+    cfg = _project(tmp_path)
+    (tmp_path / "docs" / "big.md").write_text("word " * 1000)
+    code, _, err = _run_cli(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 1
+    assert "input file docs/big.md is larger than 1,000 bytes, the limit for one" in err

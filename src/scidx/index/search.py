@@ -246,7 +246,8 @@ class Searcher:
         # a product this size, and a server calling search from 16 threads on 2 cores then ran
         # 60x slower than one thread (oversubscription). The einsum kernel is single-threaded
         # and as fast as single-threaded BLAS here (benchmarks/bench_threads.py).
-        return np.einsum("ij,j->i", self.corpus.vectors, q, dtype=np.float32)
+        scores: _Scores = np.einsum("ij,j->i", self.corpus.vectors, q, dtype=np.float32)
+        return scores
 
     def _expand(
         self, qvec: npt.NDArray[np.float32], kw_rows: _Rows, kw_scores: _Scores
