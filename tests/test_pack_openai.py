@@ -215,6 +215,9 @@ def test_truncation_warning_names_the_chunk(
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     huge = "word " * 30_000  # ~150 KB: over text-embedding-3-small's 8191-token input limit
     (project.parent / "docs" / "guide.md").write_text(DOC + f"\n## Huge section\n\n{huge}\n")
+    # A budget above the paragraph, so it stays one chunk (a paragraph over the budget is split).
+    cfg = json.loads(project.read_text())
+    project.write_text(json.dumps({**cfg, "maxChunkChars": 200_000}))
     with caplog.at_level("WARNING"):
         result = pack_docs(project)
     assert result.chunks == 5
