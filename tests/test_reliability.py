@@ -109,6 +109,8 @@ def test_3_deep_json_in_source_meta_is_a_corrupt_index_not_a_recursion_error() -
     with load_bytes(data) as idx:  # lazy: opening does not parse it
         with pytest.raises(CorruptIndexError, match="`source.meta` row 0"):
             idx.search("install", metadata={"section": "guide"})
+        with pytest.raises(CorruptIndexError, match="`source.meta` row 0"):
+            idx.source_metadata()
     with pytest.raises(CorruptIndexError, match="`source.meta` row 0 is not a JSON object"):
         load_bytes(data, verify=True)
 

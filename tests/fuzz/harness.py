@@ -532,6 +532,39 @@ def _read_hit(hit: Any) -> None:
     json_dumps_safe(d)
 
 
+def _filters(ch: Chooser) -> dict[str, Any]:
+    pick = ch.integer(0, 5)
+    if pick == 1:
+        return {"source": ch.choice(["guide/*", "ref", "*.md", "z", "[", "**/x*y*z"])}
+    if pick == 2:
+        return {"heading": ch.choice(["cors", "options", "Ü"])}
+    if pick == 3:
+        return {"metadata": {"section": ch.choice(["guide", "reference"])}}
+    if pick == 4:
+        return {"min_score": ch.choice([0.0, 0.5, -1.0, 1e30])}
+    if pick == 5:
+        return {"alpha": ch.choice([0.0, 0.3, 1.0])}
+    return {}
+
+
+def _extras(idx: Index, ch: Chooser) -> None:
+    extra = ch.integer(0, 3)
+    n = len(idx)
+    if extra == 0:
+        d = int(idx.stamp.get("dimensions") or 1)
+        if 0 < d <= 65536:
+            for hit in idx.search_vector(np.ones(d, dtype=np.float32), k=3):
+                _read_hit(hit)
+    elif extra == 1:
+        for i in {0, n - 1, n // 2} if n else ():
+            hit = idx.chunk(i)
+            _read_hit(hit)
+            idx.get(hit.id)
+    elif extra == 2:
+        idx.source_metadata()
+    idx.get("no such id")
+
+
 def exercise(idx: Index, ch: Chooser) -> None:
     """Use the whole query surface of ``idx``; only ScidxError may escape (caller checks)."""
     len(idx)
@@ -542,42 +575,17 @@ def exercise(idx: Index, ch: Chooser) -> None:
     modes = ["keyword", "vector", "hybrid"]
     for mode in [ch.choice(modes) for _ in range(ch.integer(1, 2))]:
         query = ch.choice(_QUERIES)
-        kwargs: dict[str, Any] = {}
-        pick = ch.integer(0, 5)
-        if pick == 1:
-            kwargs["source"] = ch.choice(["guide/*", "ref", "*.md", "z", "[", "**/x*y*z"])
-        elif pick == 2:
-            kwargs["heading"] = ch.choice(["cors", "options", "Ü"])
-        elif pick == 3:
-            kwargs["metadata"] = {"section": ch.choice(["guide", "reference"])}
-        elif pick == 4:
-            kwargs["min_score"] = ch.choice([0.0, 0.5, -1.0, 1e30])
-        elif pick == 5:
-            kwargs["alpha"] = ch.choice([0.0, 0.3, 1.0])
+        kwargs = _filters(ch)
         try:
             for hit in idx.search(query, k=ch.choice([1, 3, 10, 1000]), mode=mode, **kwargs):
                 _read_hit(hit)
             idx.rank(query, k=5, mode=mode, **kwargs)
         except ScidxError:
             pass
-    extra = ch.integer(0, 2)
     try:
-        d = int(idx.stamp.get("dimensions") or 1) if extra == 0 else 0
-        if 0 < d <= 65536:
-            vec = np.ones(d, dtype=np.float32)
-            for hit in idx.search_vector(vec, k=3):
-                _read_hit(hit)
+        _extras(idx, ch)
     except ScidxError:
         pass
-    n = len(idx)
-    for i in {0, n - 1, n // 2} if n and extra == 1 else ():
-        try:
-            hit = idx.chunk(i)
-            _read_hit(hit)
-            idx.get(hit.id)
-        except ScidxError:
-            pass
-    idx.get("no such id")
 
 
 def run_case(ch: Chooser) -> str:

@@ -701,7 +701,7 @@ class Index:
         for i in range(len(corpus.source_path)):
             raw = corpus.source_meta[i]
             try:
-                value = _json_loads(raw) if raw else {}
+                value = parse_meta_json(raw) if raw else {}
             except ValueError:
                 raise _corrupt(corpus.source, f"`source.meta` row {i} is not JSON") from None
             out[corpus.source_path[i]] = value if isinstance(value, dict) else {}
@@ -894,12 +894,6 @@ def _read_all(fd: int, size: int) -> bytes:
         chunks.append(block)
         remaining -= len(block)
     return b"".join(chunks)
-
-
-def _json_loads(raw: str) -> Any:
-    import json  # only metadata reads need it; not imported at start-up
-
-    return json.loads(raw)
 
 
 def _close_quietly(mm: mmap.mmap) -> None:
