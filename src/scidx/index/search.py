@@ -246,8 +246,11 @@ class Searcher:
         # a product this size, and a server calling search from 16 threads on 2 cores then ran
         # 60x slower than one thread (oversubscription). The einsum kernel is single-threaded
         # and as fast as single-threaded BLAS here (benchmarks/bench_threads.py).
-        scores: _Scores = np.einsum("ij,j->i", self.corpus.vectors, q, dtype=np.float32)
-        return scores
+        vectors = self.corpus.vectors
+        if isinstance(vectors, np.ndarray):
+            scores: _Scores = np.einsum("ij,j->i", vectors, q, dtype=np.float32)
+            return scores
+        return np.asarray(vectors @ q, dtype=np.float32)  # a compact store scores itself
 
     def _expand(
         self, qvec: npt.NDArray[np.float32], kw_rows: _Rows, kw_scores: _Scores
