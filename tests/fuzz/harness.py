@@ -121,7 +121,7 @@ _DOCS = [
 
 @lru_cache(maxsize=1)
 def seeds() -> tuple[bytes, ...]:
-    """Valid seed indexes, packed in memory by the real packer (hashing embedder, 16 dims)."""
+    """Valid seed indexes, packed in memory by the real packer (hashing, 16 dims, 3 encodings)."""
     from scidx.build.pack import pack_records
 
     records = [
@@ -137,13 +137,21 @@ def seeds() -> tuple[bytes, ...]:
         for src, title, path, anchor, meta, text in _DOCS
     ]
     out = []
-    for template, recs in (
-        ("https://docs.example.com/{path}#{anchor}", records),
-        (None, records[:2]),
-        ("/docs/{page}", records[2:]),
+    for template, recs, encoding in (
+        ("https://docs.example.com/{path}#{anchor}", records, "float32"),
+        (None, records[:2], "float32"),
+        ("/docs/{page}", records[2:], "float32"),
+        ("https://d.io/{page}", records, "int8"),
+        (None, records, "binary"),
     ):
         result = pack_records(
-            recs, None, dimensions=16, use_cache=False, url_template=template, workers=1
+            recs,
+            None,
+            dimensions=16,
+            use_cache=False,
+            url_template=template,
+            workers=1,
+            vectors=encoding,
         )
         assert result.data is not None
         out.append(result.data)
