@@ -653,6 +653,7 @@ def test_index_from_an_older_tokenizer_is_refused_then_rebuilt(
     import scidx.build.cache as cache_mod
     import scidx.build.incremental as incremental_mod
     import scidx.index.bm25 as bm25_mod
+    import scidx.index.index as index_mod
     from scidx.errors import UnsupportedFormatVersionError
     from scidx.index.index import load
     from scidx.tokenize import TOKENIZER_VERSION
@@ -660,7 +661,8 @@ def test_index_from_an_older_tokenizer_is_refused_then_rebuilt(
     cfg = make_project(tmp_path / "p")
     out = tmp_path / "p" / "out" / "docs.scidx"
     with monkeypatch.context() as m:  # what the previous scidx release wrote
-        for mod in (cache_mod, incremental_mod, bm25_mod):
+        # index_mod too: the writer verifies its output with the reader of the same release.
+        for mod in (cache_mod, incremental_mod, bm25_mod, index_mod):
             m.setattr(mod, "TOKENIZER_VERSION", "scidx-tok-1")
         pack_docs(cfg)
     assert read_header(out.read_bytes()).meta["bm25"]["tokenizer"] == "scidx-tok-1"
