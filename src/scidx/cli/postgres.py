@@ -25,6 +25,7 @@ import typer
 
 from scidx.cli.app import app
 from scidx.cli.exits import fail, unreadable
+from scidx.cli.output import echo
 from scidx.errors import InputError, ScidxError
 
 if TYPE_CHECKING:
@@ -114,21 +115,21 @@ def export_command(
     except ScidxError as exc:
         fail(exc)
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=1))
+        echo(json.dumps(report.to_dict(), indent=1))
         return
     if quiet:
         return
     if report.up_to_date:
-        typer.echo(f"{report.table} is up to date ({report.chunks} chunks); nothing written")
+        echo(f"{report.table} is up to date ({report.chunks} chunks); nothing written")
         return
     how = f"full export ({report.reason})" if report.full else "incremental export"
-    typer.echo(
+    echo(
         f"{report.table}: {how}: {report.inserted} inserted, {report.updated} updated, "
         f"{report.deleted} deleted, {report.unchanged} unchanged; {report.terms_written} term "
         f"rows written, {report.terms_deleted} deleted; {report.seconds:.1f} s"
     )
     if not report.hnsw:
-        typer.echo(
+        echo(
             "note: no HNSW index (pgvector indexes at most 2000 dimensions); vector queries "
             "scan the table exactly",
             err=True,

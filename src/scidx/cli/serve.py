@@ -15,6 +15,7 @@ import typer
 
 from scidx.cli.app import app
 from scidx.cli.exits import fail
+from scidx.cli.output import echo
 from scidx.errors import ConfigError, ScidxError
 
 __all__ = ["serve_command"]
@@ -160,7 +161,7 @@ def serve_command(
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     names = ", ".join(f"{e.name} ({len(e.index)} chunks)" for e in store)
-    typer.echo(f"serving {names} on http://{shown}:{bound_port}/")
+    echo(f"serving {names} on http://{shown}:{bound_port}/")
     sys.stdout.flush()
     if not _is_loopback(host):
         auth = (
@@ -168,7 +169,7 @@ def serve_command(
             if settings.token_env and _token_set(token_env)
             else "WITHOUT auth"
         )
-        typer.echo(f"warning: listening on {host}, reachable from other machines, {auth}", err=True)
+        echo(f"warning: listening on {host}, reachable from other machines, {auth}", err=True)
     config = uvicorn.Config(
         web_app,
         log_level="info",
@@ -195,7 +196,7 @@ def serve_command(
         store.close()
     if not server.started:
         fail(ConfigError("the server did not start; see the messages above"))
-    typer.echo("stopped", err=True)
+    echo("stopped", err=True)
 
 
 class _Stopped(Exception):
