@@ -14,20 +14,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from scidx.fusion import DEFAULT_FUSION
+
 __all__ = ["DEFAULT_FUSION", "Embedder", "Vectors", "l2_normalize"]
 
 Vectors = npt.NDArray[np.float32]
-
-#: How hybrid search fuses its two legs unless a provider says otherwise (written into every
-#: index header as ``meta.fusion``): the max-normalised weighted sum with weight ``alpha`` on the
-#: vector leg, whose query is expanded with the ``prfDocs`` best keyword hits at weight
-#: ``prfBeta`` (see :mod:`scidx.index.search`). Tuned on SciFact train for the hashing provider.
-DEFAULT_FUSION: dict[str, Any] = {
-    "method": "weighted-sum",
-    "alpha": 0.3,
-    "prfDocs": 3,
-    "prfBeta": 2.0,
-}
 
 
 def l2_normalize(matrix: npt.NDArray[np.floating]) -> Vectors:

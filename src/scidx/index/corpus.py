@@ -12,8 +12,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import CorruptIndexError
+from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
 from scidx.index.vectors import VectorStore
 

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import (
     CorruptIndexError,
     IndexFormatError,
     QueryError,
     UnsupportedFormatVersionError,
 )
+from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
 from scidx.index.corpus import Corpus
 from scidx.index.format import (

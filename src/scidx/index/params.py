@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import QueryError
+from scidx.fusion import DEFAULT_FUSION
 from scidx.index.filters import Filters
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS
 

@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import QueryError
+from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import PostingLookup, keyword_top_k, query_terms, score_postings
 from scidx.index.corpus import Corpus
 from scidx.index.filters import FilterMasks

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from scidx.embed.base import DEFAULT_FUSION
 from scidx.errors import CorruptIndexError, InputError, QueryError
+from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import query_terms, term_hash
 from scidx.index.query import QueryEncoder
 from scidx.index.retrieval import (
