@@ -40,8 +40,9 @@ __all__ = [
 
 #: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order;
 #: 3: meta.vectors names the vector encoding; 4: the ``vectors.key`` array, and paragraphs over
-#: the budget split inside).
-PACKER_VERSION = "scidx-pack-4"
+#: the budget split inside; 5: clean text in ``chunk.plain``, read by BM25 and the embedder
+#: instead of the Markdown).
+PACKER_VERSION = "scidx-pack-5"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -93,6 +94,10 @@ def build_index_arrays(
 
     put_strings("chunk.id", [r.id for r in records])
     put_strings("chunk.text", [r.text for r in records])
+    if any(r.plain is not None and r.plain != r.text for r in records):
+        # Absent when every text is already plain (records such as BEIR corpora): the reader
+        # then uses chunk.text, and the index is not twice the size for nothing.
+        put_strings("chunk.plain", [r.text if r.plain is None else r.plain for r in records])
     put_strings("chunk.heading", ["\x1f".join(r.heading_path) for r in records])
     put_strings("chunk.anchor", [r.anchor for r in records])
     arrays["chunk.source"] = np.array([source_row[r.source] for r in records], dtype="<u4")
@@ -144,7 +149,7 @@ def _source_fields(records: Sequence[Record]) -> tuple[dict[str, str], dict[str,
 
 def _bm25_fields(records: Sequence[Record]) -> tuple[list[str], list[str]]:
     """The two BM25 fields of each record: its heading text and its body."""
-    return ["\n".join(_heading_field(r)) for r in records], [r.text for r in records]
+    return ["\n".join(_heading_field(r)) for r in records], [r.index_text for r in records]
 
 
 def _heading_field(r: Record) -> list[str]:
@@ -154,8 +159,8 @@ def _heading_field(r: Record) -> list[str]:
 
 
 def record_texts(records: Sequence[Record]) -> list[str]:
-    """The text each record is embedded as: title, headings, a blank line, the body."""
-    return [embedding_text(r.title, r.heading_path, r.text) for r in records]
+    """The text each record is embedded as: title, headings, a blank line, the clean body."""
+    return [embedding_text(r.title, r.heading_path, r.index_text) for r in records]
 
 
 def built_utc() -> str:

@@ -63,16 +63,25 @@ from scidx.errors import ConfigError
 
 __all__ = [
     "CHUNKER_VERSION",
+    "CODE_END",
+    "CODE_START",
     "Chunk",
     "Metadata",
     "chunk_markdown",
     "normalize_source",
     "parse_front_matter",
+    "plain_text",
 ]
 
 #: Bump whenever the same input could produce different chunks (stored in the index header).
 #: 2: a paragraph over the budget (or any block over HARD_LIMIT_FACTOR times it) is split inside.
-CHUNKER_VERSION = "scidx-chunk-2"
+#: 3: chunks carry their clean text (:attr:`Chunk.plain`).
+CHUNKER_VERSION = "scidx-chunk-3"
+
+#: In clean text, a code block is ``CODE_START + code + CODE_END``. Both are C0 control
+#: characters that the cleaner removes from everything else, so they mark code unambiguously.
+CODE_START = "\x02"
+CODE_END = "\x03"
 
 
 class Metadata(Mapping[str, str]):
@@ -136,6 +145,8 @@ class Chunk:
         line_end: last line, 1-based, inclusive.
         title: the document title (H1, else front-matter title, else ``""``).
         metadata: front-matter scalar fields as strings, shared by all chunks of a file.
+        plain: the clean text of ``text`` (see :func:`plain_text`): what snippets show and what
+            BM25 and the embedder read.
     """
 
     source: str
@@ -149,6 +160,7 @@ class Chunk:
     line_end: int
     title: str = ""
     metadata: Mapping[str, str] = _EMPTY_METADATA
+    plain: str = ""
 
     def __post_init__(self) -> None:
         # Accept a plain dict from callers but store an immutable, hashable mapping so the
@@ -461,6 +473,179 @@ def _scan(
 
 
 # --------------------------------------------------------------------------------------------
+# Clean text
+# --------------------------------------------------------------------------------------------
+
+# Template directives of the common generators; they are build instructions, never prose:
+# mdBook ({{#include f.rs}}, {{#rustdoc_include ...}}, {{#playground ...}}, {{#title ...}}),
+# FastAPI's {* ../docs_src/x.py hl[3] *}, Hugo shortcodes ({{< note >}}, {{% tab %}}) and
+# Jinja/Liquid tags ({% include "x.md" %}). The first two also appear inside code fences.
+_CODE_DIRECTIVE = re.compile(r"\{\{#[A-Za-z_][^{}\n]*\}\}|\{\*[^{}\n]*\*\}")
+_PROSE_DIRECTIVE = re.compile(
+    r"\{\{#[A-Za-z_][^{}\n]*\}\}|\{\*[^{}\n]*\*\}|\{\{[<%].*?[%>]\}\}|\{%.*?%\}", re.DOTALL
+)
+# A Hugo shortcode's visible text (glossary_tooltip text="Pod" ...) is rendered on the page.
+_SHORTCODE_TEXT = re.compile(r"""\btext\s*=\s*(?:"([^"\n]*)"|'([^'\n]*)')""")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+_HTML_HIDDEN = re.compile(
+    r"<(script|style|template)\b[^>]*>.*?(?:</\1\s*>|$)", re.DOTALL | re.IGNORECASE
+)
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>|<![^<>]*>|<\?.*?\?>", re.DOTALL)
+# C0 controls other than tab and newline (and DEL) never carry meaning in Markdown; removing
+# them leaves CODE_START/CODE_END free to mark code.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BLANK_RUNS = re.compile(r"[ \t]*\n[ \t\n]*\n")
+
+
+class _Leaf(NamedTuple):
+    line: int  # absolute 0-based start line
+    kind: Literal["text", "cell", "code"]
+    row: int  # table row (its line) for cells, else -1
+    listed: bool  # inside a list item
+    text: str
+
+
+def _directive(match: re.Match[str]) -> str:
+    found = _SHORTCODE_TEXT.search(match.group(0)) if match.group(0)[:3] == "{{<" else None
+    return (found.group(1) or found.group(2) or "") if found else ""
+
+
+def _strip_html(html: str) -> str:
+    """Visible text of raw HTML: comments, scripts and tags removed, entities decoded."""
+    import html as html_lib
+
+    text = _HTML_HIDDEN.sub("", _HTML_COMMENT.sub("", html))
+    return html_lib.unescape(_HTML_TAG.sub("", text))
+
+
+def _inline_plain(content: str, md: MarkdownIt, env: dict[str, object]) -> str:
+    """Plain text of an inline run: markers, URLs and raw HTML dropped; code spans as text."""
+    content = _PROSE_DIRECTIVE.sub(_directive, content)
+    if _INLINE_SPECIAL.search(content) is None:
+        return content
+    children: list[Token] = []
+    md.inline.parse(content, md, env, children)
+    pieces: list[str] = []
+    stack = children[::-1]
+    while stack:
+        child = stack.pop()
+        kind = child.type
+        if kind in _TEXT_TYPES:
+            pieces.append(child.content)
+        elif kind in ("softbreak", "hardbreak"):
+            pieces.append("\n")
+        elif kind == "image" and child.children:
+            stack.extend(child.children[::-1])  # its alt text, itself inline tokens
+        elif kind == "html_inline":
+            # A tag is dropped; a one-line comment or tag pair with text keeps the text.
+            pieces.append(_strip_html(child.content))
+    return "".join(pieces)
+
+
+def _plain_leaves(
+    tokens: list[Token], offset: int, md: MarkdownIt, env: dict[str, object]
+) -> list[_Leaf]:
+    """The text-bearing blocks of a document in order, each as clean text."""
+    leaves: list[_Leaf] = []
+    lists = 0
+    cell_row = -1
+    heading = False
+    for tok in tokens:
+        kind = tok.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            lists += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists -= 1
+        elif kind == "tr_open" and tok.map is not None:
+            cell_row = tok.map[0] + offset
+        elif kind == "heading_open":
+            heading = True
+        elif kind == "heading_close":
+            heading = False
+        elif tok.map is None:
+            continue
+        elif kind == "inline":
+            text = _inline_plain(tok.content, md, env)
+            if heading:
+                match = _CUSTOM_ID.search(text)
+                if match is not None:
+                    text = text[: match.start()]
+            in_cell = tok.level > 0 and cell_row >= 0 and tok.map[0] + offset == cell_row
+            leaves.append(
+                _Leaf(
+                    tok.map[0] + offset,
+                    "cell" if in_cell else "text",
+                    cell_row if in_cell else -1,
+                    lists > 0,
+                    text,
+                )
+            )
+        elif kind in ("fence", "code_block"):
+            code = _CODE_DIRECTIVE.sub("", tok.content)
+            leaves.append(_Leaf(tok.map[0] + offset, "code", -1, lists > 0, code))
+        elif kind == "html_block":
+            text = _strip_html(_PROSE_DIRECTIVE.sub(_directive, tok.content))
+            leaves.append(_Leaf(tok.map[0] + offset, "text", -1, lists > 0, text))
+    return leaves
+
+
+def _join_leaves(leaves: Iterable[_Leaf]) -> str:
+    out: list[str] = []
+    prev: _Leaf | None = None
+    for leaf in leaves:
+        if leaf.kind == "code":
+            # Blank lines inside code are kept; only the fence's ends are trimmed.
+            body = _CONTROLS.sub("", leaf.text).strip("\n")
+            if not body.strip():
+                continue
+            text = CODE_START + body + CODE_END
+        else:
+            text = _CONTROLS.sub("", leaf.text).strip()
+            if not text:
+                continue
+            text = _BLANK_RUNS.sub("\n", text) if "\n" in text else text
+        if prev is not None:
+            if leaf.kind == "cell" and prev.kind == "cell":
+                out.append("\t" if leaf.row == prev.row else "\n")
+            elif leaf.listed and prev.listed and "code" not in (leaf.kind, prev.kind):
+                out.append("\n")
+            else:
+                out.append("\n\n")
+        out.append(text)
+        prev = leaf
+    return "".join(out)
+
+
+def plain_text(markdown: str) -> str:
+    """The clean text of a Markdown document, as the packer stores it for every chunk.
+
+    Derived from markdown-it's token stream, never with regexes over the Markdown: HTML
+    comments, raw HTML tags and template directives (mdBook ``{{#include ...}}``, Hugo
+    shortcodes, Jinja tags, FastAPI ``{* ... *}``) are removed; link and image text is kept
+    without the URLs; emphasis markers and backslash escapes are dropped and entities decoded;
+    inline code is kept as its text; code blocks are kept as code between :data:`CODE_START`
+    and :data:`CODE_END`. Blocks are separated by a blank line, list items and table rows by a
+    newline, table cells by a tab.
+
+    Args:
+        markdown: Any Markdown text (front matter is not special here).
+
+    Returns:
+        The clean text.
+
+    Example:
+        >>> plain_text("Use **[pip](https://pip.pypa.io)** <!-- not npm -->: `pip install x`")
+        'Use pip : pip install x'
+    """
+    md = _parser()
+    env: dict[str, object] = {}
+    tokens: list[Token] = []
+    text = normalize_source(markdown).replace("\0", "\ufffd")
+    md.block.parse(text, md, env, tokens)
+    return _join_leaves(_plain_leaves(tokens, 0, md, env))
+
+
+# --------------------------------------------------------------------------------------------
 # Chunking
 # --------------------------------------------------------------------------------------------
 
@@ -589,11 +774,16 @@ def _emit(
     source: str,
     title: str,
     metadata: Metadata,
+    leaves: list[_Leaf],
+    leaf_lines: list[int],
 ) -> None:
     text = lines.text
     span = _trim(lines, section.body_start, section.body_end)
 
     def make(ordinal: int, lo: int, hi: int, line_lo: int, line_hi: int) -> Chunk:
+        # Parts are cut between blocks, so a block belongs to the part holding its first line.
+        first = bisect.bisect_left(leaf_lines, line_lo)
+        last = bisect.bisect_right(leaf_lines, line_hi)
         return Chunk(
             source=source,
             heading_path=section.path,
@@ -606,6 +796,7 @@ def _emit(
             line_end=line_hi + 1,
             title=title,
             metadata=metadata,
+            plain=_join_leaves(leaves[first:last]) if hi > lo else "",
         )
 
     if span is None:
@@ -700,6 +891,8 @@ def chunk_markdown(
         body = body.replace("\0", "\ufffd")  # as markdown-it's normalize rule; same length
     md.block.parse(body, md, env, tokens)
     raw_headings, blocks = _scan(tokens, fm_lines, md, env)
+    leaves = _plain_leaves(tokens, fm_lines, md, env)
+    leaf_lines = [leaf.line for leaf in leaves]
     block_starts = [b.start for b in blocks]
 
     slugger: GithubSlugger | MkdocsSlugger = make_slugger(anchor_style)
@@ -733,5 +926,17 @@ def chunk_markdown(
 
     out: list[Chunk] = []
     for section in sections:
-        _emit(out, section, lines, blocks, block_starts, max_chunk_chars, source, title, metadata)
+        _emit(
+            out,
+            section,
+            lines,
+            blocks,
+            block_starts,
+            max_chunk_chars,
+            source,
+            title,
+            metadata,
+            leaves,
+            leaf_lines,
+        )
     return out

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scidx.build.chunk import Chunk
+from scidx.build.chunk import CODE_END, CODE_START, Chunk
 from scidx.errors import ChunkError
 
 __all__ = ["Record", "validate_records"]
@@ -17,7 +17,9 @@ class Record:
     """One chunk to index, for producers other than the chunker (BEIR corpus, custom splitter).
 
     Only ``id`` and ``text`` are required. A record without ``source`` is its own source
-    (``source = id``), so its title is kept per record.
+    (``source = id``), so its title is kept per record. ``plain`` is the clean text that BM25,
+    the embedder and snippets read (:func:`scidx.build.chunk.plain_text` of Markdown); ``None``
+    means ``text`` is already plain.
     """
 
     id: str
@@ -29,6 +31,14 @@ class Record:
     ordinal: int = 0
     span: tuple[int, int, int, int] = (0, 0, 0, 0)
     metadata: Mapping[str, str] = field(default_factory=dict)
+    plain: str | None = None
+
+    @property
+    def index_text(self) -> str:
+        """The body BM25 and the embedder read: the clean text without code markers."""
+        if self.plain is None:
+            return self.text
+        return self.plain.replace(CODE_START, "").replace(CODE_END, "")
 
     @classmethod
     def from_chunk(cls, chunk: Chunk) -> Record:
@@ -43,6 +53,7 @@ class Record:
             ordinal=chunk.ordinal,
             span=(chunk.char_start, chunk.char_end, chunk.line_start, chunk.line_end),
             metadata=dict(chunk.metadata),
+            plain=chunk.plain,
         )
 
 
@@ -91,12 +102,15 @@ def _coerce_record(item: Record | Mapping[str, Any], position: int) -> Record:
     for name in ("title", "source", "anchor"):
         if not isinstance(getattr(rec, name), str):
             raise ChunkError(f"record #{position} (id {rec.id!r}): {name} must be a string")
+    if rec.plain is not None and not isinstance(rec.plain, str):
+        raise ChunkError(f"record #{position} (id {rec.id!r}): plain must be a string or None")
     for name, value in (
         ("id", rec.id),
         ("text", rec.text),
         ("title", rec.title),
         ("source", rec.source),
         ("anchor", rec.anchor),
+        *((("plain", rec.plain),) if rec.plain is not None else ()),
         *((f"headingPath[{i}]", h) for i, h in enumerate(rec.heading_path)),
         *((f"metadata[{k!r}]", v) for k, v in rec.metadata.items()),
     ):
