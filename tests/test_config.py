@@ -236,8 +236,8 @@ P = "staticcorpus.json"
             {**BASE, "zzzzzz": 1},
             f'{P}: unknown key "zzzzzz"; known keys: include, exclude, embeddingProvider, '
             "model, dimensions, maxChunkChars, output, anchorStyle, vectors, cacheDir, "
-            "urlTemplate, baseUrl, batchSize, concurrency, timeoutSeconds, threads, maxTokens, "
-            "allowDownload, providerOptions, allowExternalSymlinks",
+            "urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, timeoutSeconds, threads, "
+            "maxTokens, allowDownload, providerOptions, allowExternalSymlinks",
         ),
         (
             {"output": "o"},

@@ -430,7 +430,9 @@ def test_hybrid_filters_apply_before_the_cut() -> None:
 def test_url_parts(source: str, path: str, page: str) -> None:
     from scidx.index.urls import url_parts
 
-    assert url_parts(source) == {"source": source, "path": path, "page": page}
+    parts = url_parts(source)
+    assert parts is not None
+    assert (parts["source"], parts["path"], parts["page"]) == (source, path, page)
 
 
 def test_url_template_from_the_file_is_never_str_format() -> None:

@@ -35,7 +35,7 @@ import xxhash
 
 from scidx.build.globs import compile_glob
 from scidx.errors import ConfigError
-from scidx.index.urls import URL_PLACEHOLDERS, url_template_problem
+from scidx.index.urls import URL_PLACEHOLDERS, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
 
 __all__ = [
@@ -96,6 +96,7 @@ KNOWN_KEYS = (
     "vectors",
     "cacheDir",
     "urlTemplate",
+    "sourceRoot",
     "baseUrl",
     "batchSize",
     "concurrency",
@@ -131,7 +132,10 @@ class Config:
         vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
             ``"binary"`` (see :mod:`scidx.index.vectors`).
         cache_dir: Embedding-cache folder (absolute), or ``None`` for the default.
-        url_template: Link pattern with ``{source}``, ``{path}`` and ``{anchor}`` placeholders.
+        url_template: Link pattern with ``{source}``, ``{path}``, ``{page}`` and ``{anchor}``
+            placeholders.
+        source_root: The folder the docs site is built from (``"docs/src"`` for an mdBook whose
+            book.toml is in ``docs/``); URL placeholders are relative to it. ``None``: the root.
         base_url: Base URL of an OpenAI-compatible server.
         batch_size: Texts per embedding request (None: the provider's default).
         concurrency: Embedding requests in flight.
@@ -158,6 +162,7 @@ class Config:
     vectors: str = DEFAULT_ENCODING
     cache_dir: Path | None = None
     url_template: str | None = None
+    source_root: str | None = None
     base_url: str | None = None
     batch_size: int | None = None
     concurrency: int = 4
@@ -202,6 +207,9 @@ class Config:
             out["maxTokens"] = self.max_tokens
         if self.provider_options:
             out["providerOptions"] = self.provider_options
+        if self.source_root is not None:
+            # Only when set, so configs without it keep their hash.
+            out["sourceRoot"] = self.source_root
         return out
 
     def config_hash(self) -> str:
@@ -597,6 +605,16 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     allow_external = data.get("allowExternalSymlinks", False)
     if not isinstance(allow_external, bool):
         raise check.fail("allowExternalSymlinks", "true or false")
+    source_root = check.optional_string("sourceRoot")
+    if source_root is not None:
+        problem = source_root_problem(source_root)
+        if problem:
+            raise check.fail(
+                "sourceRoot", 'a folder relative to the config file, like "docs/src"', problem
+            )
+        source_root = source_root.rstrip("/")
+        if source_root == ".":
+            source_root = None
 
     base_url = check.optional_string("baseUrl")
     if base_url is not None:
@@ -623,6 +641,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         vectors=vectors,
         cache_dir=cache_dir,
         url_template=url_template,
+        source_root=source_root,
         base_url=base_url,
         batch_size=batch_size,
         concurrency=concurrency,

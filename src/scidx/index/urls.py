@@ -25,6 +25,7 @@ __all__ = [
     "URL_SCHEMES",
     "parse_url_template",
     "render_url",
+    "source_root_problem",
     "url_parts",
     "url_parts_encoded",
     "url_template_problem",
@@ -38,20 +39,46 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _BAD_CHARS = re.compile(r"[\x00-\x20\x7f-\x9f\u2028\u2029]")
 
 
-def render_url(template: str | None, source: str, anchor: str) -> str | None:
+def render_url(
+    template: str | None, source: str, anchor: str, source_root: str | None = None
+) -> str | None:
     """Render a URL template; see :func:`url_parts` for the placeholders.
 
     Placeholder values are percent-encoded. Returns None without a template, or for a template
     that is not valid (:func:`url_template_problem`), or whose result is not an http(s) or
-    relative URL.
+    relative URL, or for a source outside ``source_root``.
+
+    Args:
+        template: The ``urlTemplate`` (``None`` or ``""``: no URL).
+        source: The chunk's source path.
+        anchor: The heading anchor (``""`` drops a ``#{anchor}`` from the template).
+        source_root: The ``sourceRoot`` the placeholders are relative to.
+
+    Returns:
+        The URL, or ``None``.
+
+    Example:
+        >>> render_url("https://x.org/book/{page}.html#{anchor}", "src/ch01.md", "a", "src")
+        'https://x.org/book/ch01.html#a'
     """
     if not template:
         return None
     pieces = parse_url_template(template if anchor else template.replace("#{anchor}", ""))
     if pieces is None:
         return None
-    values = {"anchor": quote(anchor, safe=""), **url_parts_encoded(source)}
-    url = "".join(literal + (values[name] if name else "") for literal, name in pieces)
+    parts = url_parts_encoded(source, source_root)
+    if parts is None:
+        return None
+    values = {"anchor": quote(anchor, safe=""), **parts}
+    out: list[str] = []
+    for i, (literal, name) in enumerate(pieces):
+        out.append(literal)
+        if name == "page" and i + 1 < len(pieces) and pieces[i + 1][0].startswith("."):
+            # "{page}.html": the page as a file (mdBook, Sphinx), not as a folder.
+            out.append(values["page_file"])
+        elif name:
+            out.append(values[name])
+    url = "".join(out)
     return url if _scheme_ok(url) else None
 
 
@@ -93,35 +120,66 @@ def parse_url_template(template: str) -> list[tuple[str, str]] | None:
     return pieces
 
 
-# Pages that site generators serve at their folder's URL (MkDocs, Hugo, GitHub, Docusaurus).
+# Pages that site generators serve at their folder's URL (MkDocs, Hugo, GitHub, Docusaurus), or
+# as the folder's index.html (mdBook turns README.md into index.html).
 _FOLDER_PAGES = frozenset({"index", "_index", "readme"})
 
 
-def url_parts(source: str) -> dict[str, str]:
-    """The ``urlTemplate`` placeholders of a source path.
+def source_root_problem(root: str) -> str:
+    """Why ``root`` is not a usable ``sourceRoot`` (a message fragment), or ``""`` if it is."""
+    if "\\" in root:
+        return 'contains "\\"; use "/" as the path separator'
+    if root.startswith("/") or re.match(r"^[A-Za-z]:", root):
+        return "is absolute; write it relative to the folder of the config file"
+    stripped = root[:-1] if root.endswith("/") else root
+    if stripped != "." and any(p in ("", ".", "..") for p in stripped.split("/")):
+        return 'must be a plain folder path like "docs/src" (no "..", "." or "//")'
+    return ""
 
-    * ``{source}``: the path as packed, e.g. ``guide/install.md``;
+
+def url_parts(source: str, source_root: str | None = None) -> dict[str, str] | None:
+    """The ``urlTemplate`` placeholders of a source path, relative to ``source_root``.
+
+    * ``{source}``: the path relative to ``source_root``, e.g. ``guide/install.md``;
     * ``{path}``: without the ``.md``/``.markdown``/``.mdx`` extension, ``guide/install``;
-    * ``{page}``: the folder-style URL path site generators use, ``guide/install/``; an
-      ``index.md``, ``_index.md`` or ``README.md`` is its folder (``guide/index.md`` →
-      ``guide/``, a top-level ``index.md`` → ``""``).
+    * ``{page}``: the URL path site generators publish. As a folder (``guide/install/``; an
+      ``index.md``, ``_index.md`` or ``README.md`` is its folder, ``guide/`` or ``""`` at the
+      top) — except when the template continues with a suffix such as ``.html``: then the page
+      is a file (``guide/install``; an index or README page is ``guide/index``), the
+      ``page_file`` value here.
+
+    Args:
+        source: The source path as packed (relative to the config root).
+        source_root: The folder the site is built from (``sourceRoot``); ``None``/``""`` is the
+            config root.
+
+    Returns:
+        The values, or ``None`` when ``source`` is not inside ``source_root``.
 
     Example:
-        >>> url_parts("guide/index.md")["page"]
+        >>> url_parts("docs/guide/index.md", "docs")["page"]
         'guide/'
     """
+    root = (source_root or "").strip("/")
+    if root and root != ".":
+        if not source.startswith(root + "/"):
+            return None
+        source = source[len(root) + 1 :]
     path = re.sub(r"\.(md|markdown|mdx)$", "", source, flags=re.IGNORECASE)
     folder, _, name = path.rpartition("/")
     if name.lower() in _FOLDER_PAGES:
         page = f"{folder}/" if folder else ""
+        page_file = f"{folder}/index" if folder else "index"
     else:
         page = f"{path}/"
-    return {"source": source, "path": path, "page": page}
+        page_file = path
+    return {"source": source, "path": path, "page": page, "page_file": page_file}
 
 
-def url_parts_encoded(source: str) -> dict[str, str]:
+def url_parts_encoded(source: str, source_root: str | None = None) -> dict[str, str] | None:
     """:func:`url_parts` with each value percent-encoded for a URL path (``/`` kept)."""
-    return {k: quote(v, safe="/") for k, v in url_parts(source).items()}
+    parts = url_parts(source, source_root)
+    return None if parts is None else {k: quote(v, safe="/") for k, v in parts.items()}
 
 
 def url_template_problem(template: str) -> str:
