@@ -490,7 +490,12 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 _HTML_HIDDEN = re.compile(
     r"<(script|style|template)\b[^>]*>.*?(?:</\1\s*>|$)", re.DOTALL | re.IGNORECASE
 )
-_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>|<![^<>]*>|<\?.*?\?>", re.DOTALL)
+# CommonMark's open/closing tag grammar: attribute values may hold "<" or ">" when quoted.
+_HTML_TAG = re.compile(
+    r"""</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^\s"'=<>`/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*"""
+    r"""\s*/?>|<![^<>]*>|<\?.*?\?>""",
+    re.DOTALL,
+)
 # C0 controls other than tab and newline (and DEL) never carry meaning in Markdown; removing
 # them leaves CODE_START/CODE_END free to mark code.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -501,7 +506,7 @@ class _Leaf(NamedTuple):
     line: int  # absolute 0-based start line
     kind: Literal["text", "cell", "code"]
     row: int  # table row (its line) for cells, else -1
-    listed: bool  # inside a list item
+    listed: int  # the top-level list it is in (1, 2, ... in document order), 0 for none
     text: str
 
 
@@ -548,11 +553,13 @@ def _plain_leaves(
     """The text-bearing blocks of a document in order, each as clean text."""
     leaves: list[_Leaf] = []
     lists = 0
+    outer = 0  # top-level lists seen so far
     cell_row = -1
     heading = False
     for tok in tokens:
         kind = tok.type
         if kind in ("bullet_list_open", "ordered_list_open"):
+            outer += lists == 0
             lists += 1
         elif kind in ("bullet_list_close", "ordered_list_close"):
             lists -= 1
@@ -576,16 +583,16 @@ def _plain_leaves(
                     tok.map[0] + offset,
                     "cell" if in_cell else "text",
                     cell_row if in_cell else -1,
-                    lists > 0,
+                    outer if lists else 0,
                     text,
                 )
             )
         elif kind in ("fence", "code_block"):
             code = _CODE_DIRECTIVE.sub("", tok.content)
-            leaves.append(_Leaf(tok.map[0] + offset, "code", -1, lists > 0, code))
+            leaves.append(_Leaf(tok.map[0] + offset, "code", -1, outer if lists else 0, code))
         elif kind == "html_block":
             text = _strip_html(_PROSE_DIRECTIVE.sub(_directive, tok.content))
-            leaves.append(_Leaf(tok.map[0] + offset, "text", -1, lists > 0, text))
+            leaves.append(_Leaf(tok.map[0] + offset, "text", -1, outer if lists else 0, text))
     return leaves
 
 
@@ -607,7 +614,9 @@ def _join_leaves(leaves: Iterable[_Leaf]) -> str:
         if prev is not None:
             if leaf.kind == "cell" and prev.kind == "cell":
                 out.append("\t" if leaf.row == prev.row else "\n")
-            elif leaf.listed and prev.listed and "code" not in (leaf.kind, prev.kind):
+            elif (
+                leaf.listed and leaf.listed == prev.listed and "code" not in (leaf.kind, prev.kind)
+            ):
                 out.append("\n")
             else:
                 out.append("\n\n")

@@ -21,6 +21,7 @@ from scidx.build.arrays import (
     record_texts,
 )
 from scidx.build.cache import EmbeddingCache, default_cache_dir
+from scidx.build.chunk import CODE_END, CODE_START
 from scidx.build.config import Config
 from scidx.build.records import Record
 from scidx.embed.base import Embedder
@@ -133,6 +134,12 @@ def read_previous(
         verify_checksums(mm, header)
         ids = read_string_table(mm, header, "chunk.id")
         texts = read_string_table(mm, header, "chunk.text")
+        # Vectors were made from the clean text when the index has one (packer 3).
+        bodies = (
+            read_string_table(mm, header, "chunk.plain")
+            if "chunk.plain.offsets" in header.arrays
+            else texts
+        )
         headings = read_string_table(mm, header, "chunk.heading")
         paths = read_string_table(mm, header, "source.path")
         titles = read_string_table(mm, header, "source.title")
@@ -185,7 +192,8 @@ def read_previous(
                     if int(keys[i]) != vector_key(titles[row], headings[i], texts[i], rows):
                         continue  # swapped or altered: embed this text afresh
                     heading_path = tuple(h for h in headings[i].split("\x1f") if h)
-                    text = embedding_text(titles[row], heading_path, texts[i])
+                    body = bodies[i].replace(CODE_START, "").replace(CODE_END, "")
+                    text = embedding_text(titles[row], heading_path, body)
                     key = cache_key(
                         embedder.provider_id, embedder.model_id, embedder.dimensions, text
                     )

@@ -57,7 +57,7 @@ from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError, IndexFormatError, OutputError
 from scidx.index.format import write_index
-from scidx.index.urls import parse_url_template, url_template_problem
+from scidx.index.urls import parse_url_template, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
 
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
@@ -146,6 +146,7 @@ def pack_records(
     use_cache: bool = True,
     cache_dir: str | Path | None = None,
     url_template: str | None = None,
+    source_root: str | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
     vectors: str = DEFAULT_ENCODING,
@@ -161,6 +162,7 @@ def pack_records(
         use_cache: Use the disk embedding cache.
         cache_dir: Cache folder (default ``$SCIDX_CACHE_DIR`` or the user cache dir).
         url_template: Stored in the index to turn ``source#anchor`` into a URL.
+        source_root: The folder URL placeholders are relative to (``sourceRoot``).
         progress: ``progress(stage, done, total)`` callback.
         workers: Processes for offline embedding and BM25 tokenising, as for
             :func:`pack_docs`; the bytes never depend on it.
@@ -195,6 +197,8 @@ def pack_records(
         )
     if output is not None:
         check_output_target(Path(output))
+    if source_root is not None and source_root_problem(source_root):
+        raise ConfigError(f"source_root {source_root!r} {source_root_problem(source_root)}")
     valid = validate_records(records)
     emb = embedder or HashingEmbedder(dimensions=dimensions)
     pool = Pool.start(workers, sum(len(r.text) for r in valid))
@@ -220,6 +224,7 @@ def pack_records(
         "configHash": None,
         "urlTemplate": url_template,
         "fusion": emb.fusion(),
+        "sourceRoot": source_root,
     }
     report("index", 0, 1)
     arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25_hashes)
@@ -437,6 +442,7 @@ def _header_meta(run: _Run) -> dict[str, Any]:
         "configHash": run.cfg.config_hash(),
         "urlTemplate": run.cfg.url_template,
         "fusion": run.embedder.fusion(),
+        "sourceRoot": run.cfg.source_root,
     }
 
 

@@ -7,6 +7,7 @@ import sys
 import typer
 
 # Importing a command module registers its commands on the app.
+import scidx.cli.llms
 import scidx.cli.pack
 import scidx.cli.pipeline
 import scidx.cli.postgres
