@@ -31,7 +31,7 @@ def summary(chunks: list[Chunk]) -> list[tuple[str, tuple[str, ...], str]]:
 
 
 def test_version_is_pinned() -> None:
-    assert CHUNKER_VERSION == "scidx-chunk-2"
+    assert CHUNKER_VERSION == "scidx-chunk-3"
 
 
 def test_sections_paths_and_ids() -> None:
