@@ -100,6 +100,7 @@ def _example_config(tmp_path: Path) -> Path:
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
     cfg["output"] = "example.scidx"
     cfg["sourceRoot"] = "fixtures/docs"
+    cfg["allowExternalSymlinks"] = True  # the fixtures are linked in from the checkout
     cfg["urlTemplate"] = "https://kelpie.example.org/{page}#{anchor}"
     path = tmp_path / "staticcorpus.json"
     path.write_text(json.dumps(cfg))
@@ -123,3 +124,13 @@ def test_llms_txt_from_the_example_index(tmp_path: Path) -> None:
     short, full = write_llms_txt(index, tmp_path / "site", title="Kelpie")
     assert short.read_text(encoding="utf-8") == first.index
     assert full.read_text(encoding="utf-8") == first.full
+
+
+def test_parts_of_a_paragraph_split_inside_have_their_own_clean_text() -> None:
+    sentence = "The *kelpie* agent ships logs to a bucket. "
+    doc = "## Long\n\n" + sentence * 60 + "\n"
+    parts = chunk_markdown(doc, "a.md", max_chunk_chars=400)
+    assert len(parts) > 2
+    for part in parts:
+        assert part.plain and "*" not in part.plain
+        assert len(part.plain) <= len(part.text)

@@ -504,6 +504,7 @@ _BLANK_RUNS = re.compile(r"[ \t]*\n[ \t\n]*\n")
 
 class _Leaf(NamedTuple):
     line: int  # absolute 0-based start line
+    end: int  # absolute line after the block
     kind: Literal["text", "cell", "code"]
     row: int  # table row (its line) for cells, else -1
     listed: int  # the top-level list it is in (1, 2, ... in document order), 0 for none
@@ -581,6 +582,7 @@ def _plain_leaves(
             leaves.append(
                 _Leaf(
                     tok.map[0] + offset,
+                    tok.map[1] + offset,
                     "cell" if in_cell else "text",
                     cell_row if in_cell else -1,
                     outer if lists else 0,
@@ -589,10 +591,12 @@ def _plain_leaves(
             )
         elif kind in ("fence", "code_block"):
             code = _CODE_DIRECTIVE.sub("", tok.content)
-            leaves.append(_Leaf(tok.map[0] + offset, "code", -1, outer if lists else 0, code))
+            start, end = tok.map[0] + offset, tok.map[1] + offset
+            leaves.append(_Leaf(start, end, "code", -1, outer if lists else 0, code))
         elif kind == "html_block":
             text = _strip_html(_PROSE_DIRECTIVE.sub(_directive, tok.content))
-            leaves.append(_Leaf(tok.map[0] + offset, "text", -1, outer if lists else 0, text))
+            start, end = tok.map[0] + offset, tok.map[1] + offset
+            leaves.append(_Leaf(start, end, "text", -1, outer if lists else 0, text))
     return leaves
 
 
@@ -793,6 +797,17 @@ def _emit(
         # Parts are cut between blocks, so a block belongs to the part holding its first line.
         first = bisect.bisect_left(leaf_lines, line_lo)
         last = bisect.bisect_right(leaf_lines, line_hi)
+        plain = ""
+        if hi > lo and first < last:
+            # A part cut inside a block (a paragraph over the budget) cannot take whole
+            # blocks: its clean text comes from its own Markdown.
+            whole = (
+                leaf_lines[first] == line_lo
+                and leaves[last - 1].end <= line_hi + 1
+                and not text[lines.start(line_lo) : lo].strip()
+                and not text[hi : lines.end(line_hi)].strip()
+            )
+            plain = _join_leaves(leaves[first:last]) if whole else plain_text(text[lo:hi])
         return Chunk(
             source=source,
             heading_path=section.path,
@@ -805,7 +820,7 @@ def _emit(
             line_end=line_hi + 1,
             title=title,
             metadata=metadata,
-            plain=_join_leaves(leaves[first:last]) if hi > lo else "",
+            plain=plain,
         )
 
     if span is None:
