@@ -34,6 +34,7 @@ import xxhash
 
 from scidx.errors import CorruptIndexError
 from scidx.index.bm25 import hash_fields
+from scidx.index.format import read_string_table
 from scidx.postgres.connection import TableNames, connect, database_error
 from scidx.postgres.schema import (
     CHUNK_COLUMNS,
@@ -136,6 +137,7 @@ class _Rows:
     heading_paths: list[list[str]]
     titles: list[str]
     texts: list[str]
+    bm25_texts: list[str]  # what the packer's BM25 read: the clean text when the index has one
     metas: list[str]
     urls: list[str | None]
     hashes: npt.NDArray[np.int64]
@@ -145,6 +147,14 @@ class _Rows:
 def _corpus(index: Index) -> Any:
     # The arrays behind the public API; the export reads them the way the searcher does.
     return index._live().corpus  # noqa: SLF001 - same package family, read-only use
+
+
+def _bm25_bodies(index: Index) -> Any:
+    """The texts the packer's BM25 read: ``chunk.plain`` (code markers removed) if stored."""
+    header = index.header
+    if "chunk.plain.offsets" not in header.arrays:
+        return None
+    return read_string_table(index._buf, header, "chunk.plain")  # noqa: SLF001 - read-only
 
 
 def _heading_field(title: str, path: Sequence[str]) -> str:
@@ -159,7 +169,8 @@ def _read_rows(index: Index, vectors: npt.NDArray[np.float32]) -> _Rows:
     n = int(c.n)
     doc_len = np.asarray(c.bm25.doc_len)
     meta_cache: dict[int, str] = {}
-    out = _Rows([], [], [], [], [], [], [], [], np.zeros(n, dtype=np.int64), vectors)
+    out = _Rows([], [], [], [], [], [], [], [], [], np.zeros(n, dtype=np.int64), vectors)
+    plain = _bm25_bodies(index)
     hashes = out.hashes
     for i in range(n):
         hit = index.chunk(i, snippet_chars=1)
@@ -182,6 +193,8 @@ def _read_rows(index: Index, vectors: npt.NDArray[np.float32]) -> _Rows:
         out.heading_paths.append(list(hit.heading_path))
         out.titles.append(hit.title)
         out.texts.append(hit.text)
+        body = hit.text if plain is None else plain[i].replace("\x02", "").replace("\x03", "")
+        out.bm25_texts.append(body)
         out.metas.append(meta)
         out.urls.append(hit.url)
         h = xxhash.xxh3_64()
@@ -291,7 +304,7 @@ def _term_freqs(index: Index, rows: _Rows, write: npt.NDArray[np.int64]) -> _Ter
     v = int(term_hash.shape[0])
     m = int(write.shape[0])
     heads = [_heading_field(rows.titles[i], rows.heading_paths[i]) for i in write.tolist()]
-    bodies = [rows.texts[i] for i in write.tolist()]
+    bodies = [rows.bm25_texts[i] for i in write.tolist()]
     hh, bh = _hash_all(heads if hw else None, bodies)
     parts = [p for pair in zip(hh, bh, strict=True) for p in pair]
     lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
