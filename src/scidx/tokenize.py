@@ -49,6 +49,7 @@ __all__ = [
     "embedding_text",
     "normalize",
     "stem",
+    "term_spans",
     "tokenize",
     "words",
 ]
@@ -451,3 +452,28 @@ def embedding_text(title: str, heading_path: Sequence[str], text: str) -> str:
     if not head:
         return text
     return head + "\n\n" + text
+
+
+def term_spans(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Each ``\\w+`` run of ``text`` with its offsets and the terms :func:`tokenize` makes of it.
+
+    For highlighting: the offsets are into ``text`` itself (each run is normalised on its own),
+    and a run that yields no term (a stop-word) is left out.
+
+    Example:
+        >>> term_spans("Reading the max_chunk_chars")
+        [(0, 7, ('read',)), (12, 27, ('max', 'chunk', 'char', 'max_chunk_chars'))]
+    """
+    out: list[tuple[int, int, tuple[str, ...]]] = []
+    for match in _WORD_RE.finditer(text):
+        runs = _WORD_RE.findall(normalize(match.group()))
+        terms: list[str] = []
+        for run in runs:
+            found = _RUN_CACHE.get(run)
+            if found is None:
+                found = _terms_of(run)
+            if found:
+                terms.extend(found.split(" "))
+        if terms:
+            out.append((match.start(), match.end(), tuple(terms)))
+    return out

@@ -142,10 +142,22 @@ _TEMPLATE_OPT = typer.Option(
 _SNIPPET_OPT = typer.Option("--snippet-chars", help="Most characters of one context block.")
 _CONTEXT_OPT = typer.Option("--context-chars", help="Most characters of the whole context.")
 _TRACE_OPT = typer.Option("--trace", help="Append a JSON-lines trace record to this file.")
+_GROUP_OPT = typer.Option(
+    "--group", help="section (one match per section), page (one per page) or none (raw chunks)."
+)
+_MMR_OPT = typer.Option(
+    "--mmr", help="Maximal marginal relevance: trade relevance for variety (λ in [0, 1])."
+)
 _MIN_MATCHES_OPT = typer.Option(
     "--min-matches", help="Fewer matches than this after --min-score is a traced miss."
 )
 _JSON_OPT = typer.Option("--json", help="Print one JSON object.")
+
+
+def _group(value: str) -> str | None:
+    if value not in ("section", "page", "none"):
+        raise ConfigError(f"--group {value!r}: use section, page or none")
+    return None if value == "none" else value
 
 
 def _prompt_options(
@@ -189,6 +201,8 @@ def query_command(
     trace: Annotated[Path | None, _TRACE_OPT] = None,
     min_matches: Annotated[int, _MIN_MATCHES_OPT] = 1,
     as_json: Annotated[bool, _JSON_OPT] = False,
+    group: Annotated[str, _GROUP_OPT] = "section",
+    mmr: Annotated[float | None, _MMR_OPT] = None,
 ) -> None:
     """Retrieve matches for a question; --show-prompt adds the prompt (no model call)."""
     from scidx.rag.pipeline import RetrievalRequest
@@ -204,6 +218,8 @@ def query_command(
             min_score=min_score,
             source=source,
             heading=heading,
+            group=_group(group),
+            mmr=mmr,
         )
         with _pipeline(path, also, merge, trace, min_matches, opts, postgres, table) as pipe:
             prepared = pipe.prepare(request)
@@ -257,6 +273,8 @@ def ask_command(
         int, typer.Option("--max-retries", help="Retries on 429/5xx/connection errors.")
     ] = 2,
     as_json: Annotated[bool, _JSON_OPT] = False,
+    group: Annotated[str, _GROUP_OPT] = "section",
+    mmr: Annotated[float | None, _MMR_OPT] = None,
 ) -> None:
     """Answer a question from the index with an OpenAI chat model, citing sources.
 
@@ -277,6 +295,8 @@ def ask_command(
             min_score=min_score,
             source=source,
             heading=heading,
+            group=_group(group),
+            mmr=mmr,
         )
         with _pipeline(path, also, merge, trace, min_matches, opts, postgres, table) as pipe:
             answer = ask(
@@ -441,8 +461,18 @@ def bench_command(
         ),
     ] = None,
     table: Annotated[str, TABLE_OPT] = "scidx_bench",
+    mmr: Annotated[
+        list[float] | None,
+        typer.Option(
+            "--mmr", help="Also rank with maximal marginal relevance at this λ (repeatable)."
+        ),
+    ] = None,
 ) -> None:
-    """Benchmark retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10 and timings."""
+    """Benchmark retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10 and timings.
+
+    Each mode gives one row, plus one row per --mmr λ (the mmr column; empty for plain
+    ranking).
+    """
     from scidx.evaluation.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
     from scidx.index.search import MODES
 
@@ -463,6 +493,7 @@ def bench_command(
             k=k,
             limit=limit,
             backend=export_and_rank(postgres, table) if postgres is not None else None,
+            mmr=[None, *(mmr or [])],
         )
         if bm25s:
             rows.append(run_bm25s(data, k=k, limit=limit))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,9 +14,12 @@ from scidx.cli.app import app
 from scidx.cli.exits import fail, unreadable
 from scidx.cli.output import echo, human_bytes, link
 from scidx.errors import ConfigError, ScidxError
-from scidx.index.safety import json_dumps_safe, terminal_safe
+from scidx.index.safety import json_dumps_safe
 
-__all__ = ["inspect_command", "search_command"]
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["inspect_command", "results_table", "search_command"]
 
 
 @app.command("search")
@@ -55,8 +59,16 @@ def search_command(
             help="Folder of the local embedding model (or its parent); else $SCIDX_MODEL_DIR.",
         ),
     ] = None,
+    group: Annotated[
+        str,
+        typer.Option(
+            "--group",
+            help="section (parts of a section shown once), page (one hit per page, its best "
+            "sections under it) or none (raw chunks).",
+        ),
+    ] = "section",
 ) -> None:
-    """Search an index and print the best hits."""
+    """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
 
     metadata: dict[str, str] = {}
@@ -65,6 +77,8 @@ def search_command(
         if not sep or not key:
             fail(ConfigError(f"--meta {item!r}: write it as KEY=VALUE, e.g. --meta section=guide"))
         metadata[key] = value
+    if group not in ("section", "page", "none"):
+        fail(ConfigError(f"--group {group!r}: use section, page or none"))
     try:
         options = {"base_url": base_url} if base_url else None
         with load(index, embedder_options=options, model_dir=model_dir) as idx:
@@ -76,6 +90,7 @@ def search_command(
                 heading=heading,
                 metadata=metadata or None,
                 min_score=min_score,
+                group=None if group == "none" else group,
             )
             rows = [hit.to_dict() for hit in hits]
     except ScidxError as exc:
@@ -90,27 +105,57 @@ def search_command(
         return
     if sys.stdout.isatty():
         from rich.console import Console
-        from rich.table import Table
-        from rich.text import Text
 
-        table = Table(show_lines=True)
-        table.add_column("score", justify="right")
-        table.add_column("section")
-        table.add_column("link")
-        table.add_column("snippet")
-        for row in rows:
-            # Text, not str: "[...]" in the docs is content, never Rich markup.
-            table.add_row(
-                f"{row['score']:.3f}",
-                Text(terminal_safe(" > ".join(row["headingPath"]) or row["title"])),
-                Text(terminal_safe(link(row), one_line=True)),
-                Text(terminal_safe(row["snippet"])),
-            )
-        Console().print(table)
+        Console().print(results_table(rows))
     else:
         for row in rows:
-            heading = " > ".join(row["headingPath"]) or row["title"]
-            echo(f"{row['score']:.4f}  {link(row)}  {heading}\n    {row['snippet']}")
+            echo(f"{row['score']:.4f}  {link(row)}  {_heading(row)}\n    {row['snippet']}")
+            for sub in row["sections"][1:]:
+                echo(f"    ↳ {_heading(sub)}  {link(sub)}")
+
+
+# Controls, C1 and bidi overrides: replaced one for one, so highlight offsets stay valid.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(text: str) -> str:
+    # Text from an index is data: no escape sequence or control character reaches the terminal.
+    return _CONTROLS.sub(" ", text)
+
+
+def _heading(row: dict[str, Any]) -> str:
+    return " > ".join(row["headingPath"]) or row["title"]
+
+
+def results_table(rows: list[dict[str, Any]]) -> Table:
+    """The terminal table of ``search`` hits (``Hit.to_dict`` rows), matches highlighted.
+
+    Every string from the index goes in as :class:`rich.text.Text` with control characters
+    replaced, never as markup: ``[bold]`` in the docs is content, and no escape sequence from
+    a document reaches the terminal. The snippet's ``highlights`` are shown bold and
+    underlined, its ``snippetCode`` ranges in cyan; ``sections`` of a page hit are listed
+    under its heading.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(show_lines=True)
+    table.add_column("score", justify="right")
+    table.add_column("section")
+    table.add_column("link")
+    table.add_column("snippet")
+    for row in rows:
+        section = Text(_printable(_heading(row)))
+        for sub in row["sections"][1:]:
+            section.append("\n↳ " + _printable(_heading(sub)), style="dim")
+        # _printable keeps every offset: the ranges still point at the same characters.
+        snippet = Text(_printable(row["snippet"]))
+        for start, end in row["snippetCode"]:
+            snippet.stylize("cyan", start, end)
+        for start, end in row["highlights"]:
+            snippet.stylize("bold underline", start, end)
+        table.add_row(f"{row['score']:.3f}", section, Text(_printable(link(row))), snippet)
+    return table
 
 
 @app.command("inspect")

@@ -57,6 +57,7 @@ BENCH_COLUMNS = (
     "provider",
     "model",
     "mode",
+    "mmr",
     "k",
     "queries",
     "ndcg@10",
@@ -116,6 +117,7 @@ class BenchRow:
     query_p95_ms: float
     query_p99_ms: float
     wall_s: float
+    mmr: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row keyed by :data:`BENCH_COLUMNS`, numbers rounded for the CSV."""
@@ -125,6 +127,7 @@ class BenchRow:
             "provider": self.provider,
             "model": self.model,
             "mode": self.mode,
+            "mmr": "" if self.mmr is None else self.mmr,
             "k": self.k,
             "queries": self.queries,
             "ndcg@10": round(self.ndcg_10, 4),
@@ -295,6 +298,7 @@ def run_bench(
     limit: int | None = None,
     progress: Progress | None = None,
     backend: Backend | None = None,
+    mmr: Sequence[float | None] = (None,),
 ) -> list[BenchRow]:
     """Pack ``data``'s corpus once and evaluate each mode over its judged queries.
 
@@ -314,6 +318,8 @@ def run_bench(
         backend: Query somewhere else: ``backend(index)`` returns ``(rank, close)`` where
             ``rank(text, k, mode)`` gives ``(chunk id, score)`` pairs (e.g. PostgreSQL after
             an export; its time counts as ingest). Default: the packed index itself.
+        mmr: Maximal-marginal-relevance weights to run each mode with (``None``: plain
+            ranking), one row each (the ``mmr`` column).
 
     Returns:
         One :class:`BenchRow` per mode. ``ingest_s`` (packing and loading) is shared; each
@@ -328,6 +334,11 @@ def run_bench(
             raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)} or all")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a positive integer, got {k!r}")
+    for lam in mmr:
+        if lam is not None and not 0.0 <= lam <= 1.0:
+            raise ConfigError(f"mmr must be a number in [0, 1], got {lam!r}")
+    if backend is not None and any(lam is not None for lam in mmr):
+        raise ConfigError("--mmr ranks with the packed index's vectors; drop --postgres for it")
     from scidx.build.pack import pack_records  # build-time module
 
     report = progress or (lambda stage, done, total: None)
@@ -360,13 +371,17 @@ def run_bench(
     stamp = index.stamp
     rows: list[BenchRow] = []
     try:
-        for mode in modes:
+        for mode, lam in ((m, lam) for m in modes for lam in mmr):
             mode_started = time.perf_counter()
             runs: dict[str, dict[str, float]] = {}
             latencies: list[float] = []
             for i, (qid, text) in enumerate(queries.items()):
                 t0 = time.perf_counter()
-                ranked = rank(text, k, mode)
+                if lam is None:
+                    ranked = rank(text, k, mode)
+                else:
+                    # Only ids and scores count here: rank() skips building hits and snippets.
+                    ranked = index.rank(text, k=k, mode=mode, mmr=lam)
                 latencies.append(time.perf_counter() - t0)
                 runs[qid] = dict(ranked)
                 report(f"query:{mode}", i + 1, len(queries))
@@ -379,6 +394,7 @@ def run_bench(
                     provider=str(stamp.get("provider")),
                     model=str(stamp.get("model")),
                     mode=mode,
+                    mmr=lam,
                     k=k,
                     queries=len(per_query),
                     ndcg_10=means["ndcg@10"],

@@ -417,9 +417,9 @@ def evaluate_queries(
     qrels: dict[str, dict[str, int]] = {}
     for q in queries:
         hits: Sequence[Any] = (
-            idx.search(q.query, k=k * 3, mode=mode, snippet_chars=1)
+            idx.search(q.query, k=k * 3, mode=mode, snippet_chars=1, group=None)
             if isinstance(idx, Index)
-            else idx.retrieve(RetrievalRequest(q.query, k=k * 3, mode=mode))
+            else idx.retrieve(RetrievalRequest(q.query, k=k * 3, mode=mode, group=None))
         )
         ranked: list[str] = []
         for h in hits:

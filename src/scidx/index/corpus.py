@@ -61,6 +61,13 @@ class Corpus:
     stamp: Mapping[str, Any]
     url_template: str | None = None
     store: VectorStore | None = None
+    chunk_plain: StringLookup | None = None
+    source_root: str | None = None
+
+    def plain(self, row: int) -> str:
+        """The clean text of chunk ``row`` (its raw text for an index without ``chunk.plain``)."""
+        table = self.chunk_plain if self.chunk_plain is not None else self.chunk_text
+        return table[row]
 
     def check_sources(self) -> None:
         """Check, in one vectorised pass, that every chunk's source row is in range.

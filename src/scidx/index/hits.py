@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from scidx.errors import CorruptIndexError
+from scidx.index.highlight import Snippet, build_snippet
 from scidx.index.urls import render_url
 
 if TYPE_CHECKING:
@@ -43,9 +44,16 @@ class Hit:
         title: The document title ("" if none).
         text: The chunk's full Markdown body.
         url: The link made from the index's URL template, or ``None`` when it has none.
-        snippet: The best-matching passage, at most ``snippet_chars`` characters. Computed on
-            first access (most of the cost of a hit), so callers that need only ids and scores
-            do not pay for it.
+        plain: The chunk's clean text (code between ``CODE_START``/``CODE_END``), or ``None``
+            when the index has none (snippets then come from ``text``).
+        sections: With ``group="page"``: the page's other best sections (not this hit's),
+            each a :class:`Hit`; else empty.
+        snippet: The best-matching passage as plain text, at most ``snippet_chars``
+            characters. Computed on first access (most of the cost of a hit), so callers that
+            need only ids and scores do not pay for it.
+        highlights: ``[start, end)`` offsets into :attr:`snippet` of the words matching the
+            query (same tokenizer as the search: stem-aware).
+        snippet_code: ``[start, end)`` offsets into :attr:`snippet` of text from code blocks.
     """
 
     id: str
@@ -56,6 +64,8 @@ class Hit:
     title: str = ""
     text: str = ""
     url: str | None = None
+    plain: str | None = field(default=None, repr=False, compare=False)
+    sections: tuple[Hit, ...] = field(default=(), repr=False, compare=False)
     query_terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     snippet_chars: int = field(default=DEFAULT_SNIPPET_CHARS, repr=False, compare=False)
 
@@ -74,8 +84,8 @@ class Hit:
     def __getstate__(self) -> dict[str, Any]:
         """Every field, read (a pickled or deep-copied hit does not refer to the index)."""
         state = {f.name: getattr(self, f.name) for f in fields(self)}
-        if "snippet" in self.__dict__:
-            state["snippet"] = self.__dict__["snippet"]
+        if "snippet_parts" in self.__dict__:
+            state["snippet_parts"] = self.__dict__["snippet_parts"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -83,9 +93,29 @@ class Hit:
         self.__dict__.update(state)
 
     @functools.cached_property
+    def snippet_parts(self) -> Snippet:
+        """The snippet with its highlight and code ranges (see :mod:`scidx.index.highlight`)."""
+        body = self.plain if self.plain is not None else self.text
+        return build_snippet(body, self.query_terms, self.snippet_chars)
+
+    @property
     def snippet(self) -> str:
-        """The best-matching passage of :attr:`text` for the query terms."""
-        return make_snippet(self.text, self.query_terms, self.snippet_chars)
+        """The best-matching passage of the chunk's clean text for the query terms."""
+        return self.snippet_parts.text
+
+    @property
+    def highlights(self) -> list[tuple[int, int]]:
+        """Offsets into :attr:`snippet` of the words that match the query."""
+        return list(self.snippet_parts.highlights)
+
+    @property
+    def snippet_code(self) -> list[tuple[int, int]]:
+        """Offsets into :attr:`snippet` of code-block text."""
+        return list(self.snippet_parts.code)
+
+    def snippet_html(self) -> str:
+        """The snippet as HTML: ``<mark>`` around matches, ``<code>`` around code, rest escaped."""
+        return self.snippet_parts.html()
 
     @property
     def link(self) -> str:
@@ -103,7 +133,13 @@ class Hit:
         return " > ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the hit as JSON-ready data with camelCase keys (``headingPath``)."""
+        """Return the hit as JSON-ready data with camelCase keys (``headingPath``).
+
+        ``highlights`` and ``snippetCode`` are ``[start, end]`` pairs of character offsets
+        into ``snippet``; ``sections`` holds the sub-results of a ``group="page"`` hit (the
+        same keys, without ``text`` and ``sections``), else ``[]``.
+        """
+        parts = self.snippet_parts
         return {
             "id": self.id,
             "score": self.score,
@@ -112,12 +148,23 @@ class Hit:
             "headingPath": list(self.heading_path),
             "title": self.title,
             "text": self.text,
-            "snippet": self.snippet,
+            "snippet": parts.text,
+            "highlights": [list(r) for r in parts.highlights],
+            "snippetCode": [list(r) for r in parts.code],
             "url": self.url,
+            "sections": [_section_dict(h) for h in self.sections],
         }
 
 
-_LAZY_FIELDS = frozenset(("id", "source", "anchor", "heading_path", "title", "text", "url"))
+def _section_dict(hit: Hit) -> dict[str, Any]:
+    data = hit.to_dict()
+    del data["text"], data["sections"]
+    return data
+
+
+_LAZY_FIELDS = frozenset(
+    ("id", "source", "anchor", "heading_path", "title", "text", "url", "plain")
+)
 # Dataclass defaults live on as class attributes, which would answer before __getattr__ and hide
 # a lazy hit's fields; the generated __init__ keeps its own copy of the defaults.
 for _name in _LAZY_FIELDS:
@@ -310,4 +357,6 @@ class HitRenderer:
             return c.source_path[int(c.chunk_source[row])]
         if name == "title":
             return c.source_title[int(c.chunk_source[row])]
-        return render_url(c.url_template, hit.source, hit.anchor)  # "url"
+        if name == "plain":
+            return c.chunk_plain[row] if c.chunk_plain is not None else None
+        return render_url(c.url_template, hit.source, hit.anchor, c.source_root)  # "url"

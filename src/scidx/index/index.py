@@ -56,7 +56,7 @@ from scidx.index.safety import (
     parse_meta_json,
 )
 from scidx.index.search import Searcher
-from scidx.index.urls import parse_url_template
+from scidx.index.urls import parse_url_template, source_root_problem
 from scidx.index.vectors import VectorStore, open_vectors
 from scidx.tokenize import TOKENIZER_VERSION
 
@@ -127,6 +127,12 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
             "placeholders {source}, {path}, {page} and {anchor}; http(s) or relative)",
         )
 
+    source_root = header.meta.get("sourceRoot")
+    if source_root is not None and (
+        not isinstance(source_root, str) or not source_root or source_root_problem(source_root)
+    ):
+        raise _corrupt(src, f"meta `sourceRoot` {source_root!r} is not a relative folder path")
+
     chunk_source = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
     n = int(chunk_source.shape[0])
     s = _shape(header, "source.path.offsets")
@@ -138,6 +144,11 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
     for name in _SOURCE_TABLES:
         _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
     tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
+    # Clean text (packer 3): optional; without it snippets come from the raw text.
+    plain = None
+    if "chunk.plain.offsets" in header.arrays:
+        _expect_shape(header, "chunk.plain.offsets", (n + 1,))
+        plain = read_string_table(buf, header, "chunk.plain")
     if n and not n_sources:
         raise _corrupt(src, f"the index has {n} chunks but no sources")
 
@@ -185,6 +196,8 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
         stamp=dict(stamp),
         url_template=url_template,
         fusion=_fusion(header),
+        chunk_plain=plain,
+        source_root=source_root,
     )
 
 
@@ -226,6 +239,7 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
         corpus.source_path,
         corpus.source_title,
         corpus.source_meta,
+        *((corpus.chunk_plain,) if corpus.chunk_plain is not None else ()),
     ):
         assert isinstance(table, StringTable)
         table.validate_all()
@@ -457,6 +471,8 @@ class Index:
         snippet_chars: int = DEFAULT_SNIPPET_CHARS,
         query_vector: Any | None = None,
         on_stage: Callable[[str], None] | None = None,
+        group: str | None = "section",
+        mmr: float | None = None,
     ) -> list[Hit]:
         """Search the index.
 
@@ -479,9 +495,14 @@ class Index:
                 instead of embedding ``query`` for the vector leg.
             on_stage: Called with ``"embedding"``, ``"retrieval"``, ``"fusion"``, ``"hits"`` as
                 each stage starts (for timing).
+            group: ``"section"`` (default: the parts of one section collapse into the best
+                one, so a section appears once), ``"page"`` (one hit per page, its best
+                sections in ``Hit.sections``) or ``None`` (raw chunks).
+            mmr: Maximal-marginal-relevance weight in [0, 1] (``None``: off); see
+                :func:`scidx.index.grouping.mmr_order`.
 
         Returns:
-            Hits ordered by score descending, then by chunk id.
+            Hits ordered by score descending, then by chunk id (with ``mmr``, in MMR order).
 
         Raises:
             QueryError: Bad ``k``, ``mode``, ``alpha``, filter or vector (NaN, wrong length),
@@ -497,7 +518,17 @@ class Index:
             ['Tutorial', 'CORS']
         """
         params = SearchParams.of(
-            k, mode, alpha, min_score, source, heading, metadata, snippet_chars, query_vector
+            k,
+            mode,
+            alpha,
+            min_score,
+            source,
+            heading,
+            metadata,
+            snippet_chars,
+            query_vector,
+            group=group,
+            mmr=mmr,
         )
         return self._live().search(query, params, on_stage)
 
@@ -579,18 +610,30 @@ class Index:
         heading: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         query_vector: Any | None = None,
+        group: str | None = None,
+        mmr: float | None = None,
     ) -> list[tuple[str, float]]:
         """The same ranking as :meth:`search`, as ``(chunk id, score)`` pairs only.
 
         For callers that need no text (evaluation, re-ranking, large ``k``): it skips building
-        :class:`Hit` objects. Arguments, errors and order are those of :meth:`search`.
+        :class:`Hit` objects. Arguments, errors and order are those of :meth:`search`, except
+        that ``group`` defaults to ``None`` (raw chunks, what evaluation measures).
 
         Example:
             >>> idx.rank("configure CORS", k=3, mode="keyword")  # doctest: +SKIP
             [('tutorial/cors.md:cors:0', 7.31), ...]
         """
         params = SearchParams.of(
-            k, mode, alpha, min_score, source, heading, metadata, query_vector=query_vector
+            k,
+            mode,
+            alpha,
+            min_score,
+            source,
+            heading,
+            metadata,
+            query_vector=query_vector,
+            group=group,
+            mmr=mmr,
         )
         return self._live().rank(query, params)
 
@@ -616,6 +659,7 @@ class Index:
         heading: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         snippet_chars: int = DEFAULT_SNIPPET_CHARS,
+        group: str | None = None,
     ) -> list[Hit]:
         """Rank chunks by cosine similarity to a caller-embedded query ``vector``.
 
@@ -628,6 +672,7 @@ class Index:
             heading: As for :meth:`search`.
             metadata: As for :meth:`search`.
             snippet_chars: As for :meth:`search`.
+            group: As for :meth:`search`, but raw chunks (``None``) by default.
 
         Returns:
             Hits ordered by cosine descending, then by chunk id.
@@ -646,6 +691,7 @@ class Index:
             metadata=metadata,
             snippet_chars=snippet_chars,
             query_vector=vector,
+            group=group,
         )
         return self._live().search(query, params)
 

@@ -20,6 +20,7 @@ import numpy as np
 from scidx.errors import QueryError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.filters import Filters
+from scidx.index.grouping import GROUPS
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS
 
 __all__ = ["DEFAULT_ALPHA", "MODES", "SearchParams"]
@@ -70,6 +71,12 @@ class SearchParams:
         snippet_chars: Maximum snippet length of each hit (> 0).
         query_vector: A precomputed query embedding (checked against the index's dimensions
             when it is used), or ``None`` to embed the query text.
+        group: ``"section"`` (the parts of one section collapse into the best one),
+            ``"page"`` (one hit per page, its best sections as ``Hit.sections``) or ``None``
+            (raw chunks; what evaluation measures). See :mod:`scidx.index.grouping`.
+        mmr: Maximal-marginal-relevance weight in [0, 1]: re-rank the best candidates so
+            that each next hit is relevant but unlike those before it (1 keeps the ranking);
+            ``None``: off.
     """
 
     k: int = 10
@@ -81,6 +88,8 @@ class SearchParams:
     metadata: Mapping[str, Any] | None = None
     snippet_chars: int = DEFAULT_SNIPPET_CHARS
     query_vector: Any | None = field(default=None, repr=False, compare=False)
+    group: str | None = None
+    mmr: float | None = None
 
     def __post_init__(self) -> None:
         """Validate every field once.
@@ -108,6 +117,17 @@ class SearchParams:
         chars = self.snippet_chars
         if isinstance(chars, bool) or not isinstance(chars, int) or chars <= 0:
             raise QueryError(f"snippet_chars must be a positive integer, got {chars!r}")
+        if self.group is not None and self.group not in GROUPS:
+            raise QueryError(
+                f"unknown group {self.group!r}; use {', '.join(map(repr, GROUPS))} or None"
+            )
+        mmr = self.mmr
+        if mmr is not None and (
+            isinstance(mmr, bool)
+            or not isinstance(mmr, (int, float))
+            or not 0.0 <= float(mmr) <= 1.0
+        ):
+            raise QueryError(f"mmr must be a number in [0, 1] or None, got {mmr!r}")
         # Normalised once here: the searcher reads these on every query.
         object.__setattr__(self, "_filters", Filters.make(self.source, self.heading, self.metadata))
 
@@ -123,6 +143,8 @@ class SearchParams:
         metadata: Mapping[str, Any] | None = None,
         snippet_chars: int = DEFAULT_SNIPPET_CHARS,
         query_vector: Any | None = None,
+        group: str | None = None,
+        mmr: float | None = None,
     ) -> SearchParams:
         """``SearchParams(...)``, reusing an equal object validated before when there is one.
 
@@ -140,11 +162,14 @@ class SearchParams:
                 metadata=metadata,
                 snippet_chars=snippet_chars,
                 query_vector=query_vector,
+                group=group,
+                mmr=mmr,
             )
         # Types are part of the key: k=True equals k=1 but must still be refused.
         key = (
             *(type(k), k, mode, type(alpha), alpha, type(min_score), min_score),
             *(source, heading, type(snippet_chars), snippet_chars),
+            *(group, type(mmr), mmr),
         )
         try:
             found = _MEMO.get(key)
@@ -160,6 +185,8 @@ class SearchParams:
                 source=source,
                 heading=heading,
                 snippet_chars=snippet_chars,
+                group=group,
+                mmr=mmr,
             )
             if hashable:
                 if len(_MEMO) >= _MEMO_MAX:

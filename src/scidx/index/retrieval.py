@@ -87,6 +87,9 @@ class RetrievalRequest(SearchParams):
         heading: Keep chunks whose title or heading path contains this text.
         metadata: Keep chunks whose front matter has all these ``field: value`` pairs.
         on_progress: Called with a :class:`StageEvent` as each stage finishes.
+        group: As for ``Index.search``: ``"section"`` by default, so one long section does not
+            fill the prompt; ``"page"``, or ``None`` for raw chunks.
+        mmr: Maximal-marginal-relevance weight in [0, 1], or ``None`` (off).
 
     ``alpha``, ``snippet_chars`` and ``query_vector`` are inherited from ``SearchParams``; an
     :class:`IndexRetriever` made with its own ``alpha`` or ``snippet_chars`` uses those instead.
@@ -95,6 +98,7 @@ class RetrievalRequest(SearchParams):
     query: str
     k: int = field(default=5, kw_only=True)
     text_query: str | None = field(default=None, kw_only=True)
+    group: str | None = field(default="section", kw_only=True)
     on_progress: Progress | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:

@@ -43,6 +43,7 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -54,6 +55,7 @@ from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import PostingLookup, keyword_top_k, query_terms, score_postings
 from scidx.index.corpus import Corpus
 from scidx.index.filters import FilterMasks
+from scidx.index.grouping import Group, group_rows, mmr_order
 from scidx.index.hits import Hit, HitRenderer
 from scidx.index.params import DEFAULT_ALPHA, MODES, SearchParams
 from scidx.index.query import QueryEncoder, stamps_match
@@ -122,14 +124,32 @@ class Searcher:
         on_stage: Callable[[str], None] | None = None,
     ) -> list[Hit]:
         """Run one search and build its hits (the engine behind ``Index.search``)."""
-        rows, scores, terms = self.select(query, params, on_stage)
+        chars = params.snippet_chars
+        if params.group is None and params.mmr is None:
+            rows, scores, terms = self.select(query, params, on_stage)
+            if on_stage is not None:
+                on_stage("hits")
+            return self.renderer.hits(rows, scores, terms, chars)
+        groups, terms = self.choose(query, params, on_stage)
         if on_stage is not None:
             on_stage("hits")
-        return self.renderer.hits(rows, scores, terms, params.snippet_chars)
+        render = self.renderer.hits
+        out = render([g.row for g in groups], [g.score for g in groups], terms, chars)
+        for hit, g in zip(out, groups, strict=True):
+            if g.sections:
+                subs = render(
+                    [r for r, _ in g.sections], [sc for _, sc in g.sections], terms, chars
+                )
+                object.__setattr__(hit, "sections", tuple(subs))  # Hit is frozen
+        return out
 
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:
         """Chunk ids and scores only, in result order (the engine behind ``Index.rank``)."""
-        rows, scores, _ = self.select(query, params)
+        if params.group is None and params.mmr is None:
+            rows, scores, _ = self.select(query, params)
+        else:
+            groups, _ = self.choose(query, params)
+            rows, scores = [g.row for g in groups], [g.score for g in groups]
         return list(zip(self.chunk_ids(rows), scores, strict=True))
 
     def chunk_ids(self, rows: list[int]) -> list[str]:
@@ -148,6 +168,49 @@ class Searcher:
             memo.clear()
         memo.update(read)  # another thread may clear it meanwhile: answer from `read`
         return [v if v is not None else read[r] for r, v in zip(rows, found, strict=True)]
+
+    def choose(
+        self,
+        query: str | None,
+        params: SearchParams,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> tuple[list[Group], list[str]]:
+        """The result rows after ``mmr`` re-ranking and ``group`` collapsing, and the terms.
+
+        Without either it is :meth:`select`. Otherwise a wider candidate list is selected
+        (``max(4k, 32)`` rows) and widened 4x at a time until ``k`` groups are found or the
+        candidates run out, so grouping never returns fewer hits than exist.
+        """
+        k = int(params.k)
+        if params.group is None and params.mmr is None:
+            rows, scores, terms = self.select(query, params, on_stage)
+            return [Group(r, sc) for r, sc in zip(rows, scores, strict=True)], terms
+        want = max(4 * k, 32)
+        c = self.corpus
+        sections: dict[int, tuple[int, str]] = {}
+
+        def section_of(row: int) -> tuple[int, str]:
+            key = sections.get(row)
+            if key is None:
+                key = sections[row] = (c.source_of(row), c.chunk_anchor[row])
+            return key
+
+        while True:
+            wide = dataclasses.replace(params, k=want, group=None, mmr=None)
+            rows, scores, terms = self.select(query, wide, on_stage)
+            exhausted = len(rows) < want or want >= c.n
+            if params.mmr is not None and rows:
+                # Grouping needs the whole list in MMR order; without it, the first k do.
+                chosen = len(rows) if params.group is not None else k
+                order = mmr_order(rows, scores, c.vectors, float(params.mmr), chosen)
+                rows = [rows[i] for i in order]
+                scores = [scores[i] for i in order]
+            if params.group is None:
+                return [Group(r, sc) for r, sc in zip(rows[:k], scores[:k], strict=True)], terms
+            groups = group_rows(rows, scores, k, params.group, section_of, c.source_of)
+            if len(groups) >= k or exhausted:
+                return groups, terms
+            want *= 4
 
     def select(
         self,

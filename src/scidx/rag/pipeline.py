@@ -549,11 +549,14 @@ def build_context(
     """Number the matches as context blocks within a character budget.
 
     Each block is ``[n] Heading > Path (source#anchor)`` followed by the chunk body cut by
-    :func:`cut_text` to ``snippet_chars``. Blocks are added in order while they fit in
-    ``context_chars`` (counting the blank line between blocks). A block that does not fit is
-    cut shorter when at least ``min_block_chars`` of its body still fit, else left out, and
-    later (shorter) blocks may still fill the rest of the budget; the order of the matches
-    is kept. The same chunk is never shown twice (multi-index results may repeat one).
+    :func:`cut_text` to ``snippet_chars``. Parts of one section (same retriever, source and
+    anchor) make one block, at the place of the best-ranked part: their bodies in document
+    order, under one heading, with ``[…]`` where a part between them was not retrieved, and
+    ``snippet_chars`` per part. Blocks are added in order while they fit in ``context_chars``
+    (counting the blank line between blocks). A block that does not fit is cut shorter when
+    at least ``min_block_chars`` of its body still fit, else left out, and later (shorter)
+    blocks may still fill the rest of the budget; the order of the matches is kept. The same
+    chunk is never shown twice (multi-index results may repeat one).
 
     Returns:
         The blocks, numbered from 1.
@@ -561,25 +564,59 @@ def build_context(
     blocks: list[ContextBlock] = []
     used = 0
     seen: set[tuple[str, str]] = set()
-    for match in matches:
+    ordered = list(matches)
+    sections: dict[tuple[str, str, str], list[Match]] = {}
+    for match in ordered:
+        if _ordinal(match) is not None:
+            sections.setdefault((match.retriever, match.source, match.anchor), []).append(match)
+    for match in ordered:
         key = (match.retriever, match.id)
         if key in seen:
             continue
+        parts = sections.get((match.retriever, match.source, match.anchor), [match])
+        parts = sorted(
+            {p.id: p for p in parts if (p.retriever, p.id) not in seen}.values(),
+            key=lambda p: _ordinal(p) or 0,
+        )
+        if match not in parts:
+            parts = [match]
         number = len(blocks) + 1
         header = _block_header(number, match)
         sep = 2 if blocks else 0
         room = context_chars - used - sep - len(header) - 1
         if room <= 0:
             continue  # a later block with a shorter header may still fit
-        full = (match.text or match.snippet).strip()
-        body = cut_text(full, min(snippet_chars, room))
+        full = _joined_parts(parts)
+        body = cut_text(full, min(snippet_chars * len(parts), room))
         if len(body) < min(min_block_chars, len(full)) and room < snippet_chars:
             continue  # only a sliver of this block would fit; a shorter one may
-        seen.add(key)
+        seen.update((p.retriever, p.id) for p in parts)
         text = f"{header}\n{body}" if body else header
         blocks.append(ContextBlock(number, match, body, text))
         used += sep + len(text)
     return blocks
+
+
+def _ordinal(match: Match) -> int | None:
+    """The part number of a Markdown chunk (id ``source:anchor:ordinal``), else ``None``."""
+    prefix = f"{match.source}:{match.anchor}:"
+    tail = match.id[len(prefix) :] if match.id.startswith(prefix) else ""
+    return int(tail) if tail.isdigit() else None
+
+
+def _joined_parts(parts: Sequence[Match]) -> str:
+    """The bodies of one section's parts in order; ``[…]`` marks a part that is missing."""
+    out: list[str] = []
+    previous: int | None = None
+    for part in parts:
+        ordinal = _ordinal(part)
+        body = (part.text or part.snippet).strip()
+        if out:
+            gap = previous is None or ordinal is None or ordinal != previous + 1
+            out.append("\n\n[…]\n\n" if gap else "\n\n")
+        out.append(body)
+        previous = ordinal
+    return "".join(out)
 
 
 def _fill(template: str, context: str, question: str) -> str:

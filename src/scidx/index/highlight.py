@@ -1,0 +1,236 @@
+"""Snippets with highlights: the best passage of a chunk's clean text, as plain text plus ranges.
+
+A :class:`Snippet` is what a results page needs and nothing it must parse: ``text`` (plain text,
+whitespace collapsed, "…" where cut), ``highlights`` (``[start, end)`` character offsets into
+``text`` of every word whose tokenizer term is a query term: the same tokenizer as BM25, so
+"reading" is marked for the query "read") and ``code`` (ranges of ``text`` that come from code
+blocks). :func:`highlight_html` renders it with ``<mark>``/``<code>`` and everything else
+escaped; :meth:`Snippet.html` is the same.
+
+Runtime module: the stdlib and :mod:`scidx.tokenize` only. Never parses Markdown: code blocks
+are known from the ``CODE_START``/``CODE_END`` markers the packer put in the clean text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from scidx.tokenize import term_spans
+
+__all__ = ["CODE_END", "CODE_START", "Snippet", "build_snippet", "highlight_html", "strip_code"]
+
+#: Code-block markers in clean text (the packer's ``scidx.build.chunk.CODE_START``/``CODE_END``).
+CODE_START = "\x02"
+CODE_END = "\x03"
+
+_MARKERS = re.compile("[\x02\x03]")
+# Control characters never belong in a snippet (a raw-text index may still hold them).
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A passage of a chunk with the query's words marked.
+
+    Attributes:
+        text: Plain text (no Markup), at most the requested length, "…" where cut.
+        highlights: ``(start, end)`` offsets into ``text`` of matched words, ascending.
+        code: ``(start, end)`` offsets into ``text`` of code-block text, ascending.
+    """
+
+    text: str
+    highlights: tuple[tuple[int, int], ...] = ()
+    code: tuple[tuple[int, int], ...] = ()
+
+    def html(self) -> str:
+        """The snippet as HTML: ``<mark>`` around matches, ``<code>`` around code, rest escaped."""
+        return highlight_html(self.text, self.highlights, self.code)
+
+
+def strip_code(text: str) -> str:
+    """``text`` without the code-block markers (what BM25 and the embedder read)."""
+    return _MARKERS.sub("", text)
+
+
+def _flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """Collapse whitespace and drop the markers; return the flat text and its code ranges."""
+    out: list[str] = []
+    size = 0
+    code: list[tuple[int, int]] = []
+    in_code = False
+    for segment in re.split("([\x02\x03])", text):
+        if segment == CODE_START:
+            in_code = True
+            continue
+        if segment == CODE_END:
+            in_code = False
+            continue
+        piece = " ".join(_CONTROLS.sub(" ", segment).split())
+        if not piece:
+            continue
+        if out:
+            out.append(" ")
+            size += 1
+        start = size
+        out.append(piece)
+        size += len(piece)
+        if in_code:
+            code.append((start, size))
+    return "".join(out), code
+
+
+def _word_cut(flat: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink ``[start, end)`` to whole words (never to nothing when a word is longer)."""
+    if start > 0 and not flat[start - 1].isspace() and not flat[start].isspace():
+        nxt = flat.find(" ", start, end)
+        if nxt != -1:
+            start = nxt + 1
+    if end < len(flat) and not flat[end].isspace() and not flat[end - 1].isspace():
+        prev = flat.rfind(" ", start, end)
+        if prev > start:
+            end = prev
+    while start < end and flat[start] == " ":
+        start += 1
+    while end > start and flat[end - 1] == " ":
+        end -= 1
+    return start, end
+
+
+def _window(matches: Sequence[tuple[int, int, str]], budget: int) -> tuple[int, int]:
+    """Indices ``(i, j)`` of the matches spanned by the best window of ``budget`` characters.
+
+    Most distinct terms first, then most matches, then the earliest.
+    """
+    counts: dict[str, int] = {}
+    best = (-1, -1, 0)
+    best_ij = (0, 0)
+    j = 0
+    for i in range(len(matches)):
+        if j < i:
+            j = i
+        if j == i:
+            counts = {matches[i][2]: 1}
+        while j + 1 < len(matches) and matches[j + 1][1] - matches[i][0] <= budget:
+            j += 1
+            counts[matches[j][2]] = counts.get(matches[j][2], 0) + 1
+        cand = (len(counts), j - i + 1, -i)
+        if cand > best:
+            best, best_ij = cand, (i, j)
+        key = matches[i][2]
+        counts[key] -= 1
+        if not counts[key]:
+            del counts[key]
+    return best_ij
+
+
+def _clip(
+    ranges: Iterable[tuple[int, int]], start: int, end: int, shift: int
+) -> tuple[tuple[int, int], ...]:
+    out = []
+    for a, b in ranges:
+        a, b = max(a, start), min(b, end)
+        if a < b:
+            out.append((a - start + shift, b - start + shift))
+    return tuple(out)
+
+
+def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
+    """The passage of ``text`` that best covers the query terms, with its highlights.
+
+    The window of at most ``limit`` characters holding the most distinct query terms (then the
+    most occurrences, then the earliest) is chosen, started a little before its first match and
+    cut on word boundaries; "…" marks a cut and counts towards ``limit``. Without a match the
+    text's start is returned.
+
+    Args:
+        text: A chunk's clean text (code between ``CODE_START``/``CODE_END``) or any text.
+        terms: Query terms from :func:`scidx.tokenize.tokenize`.
+        limit: Maximum length in characters (>= 1).
+
+    Returns:
+        The :class:`Snippet`.
+
+    Example:
+        >>> s = build_snippet("Reading a file: use read_to_string.", ["read", "file"], 80)
+        >>> [s.text[a:b] for a, b in s.highlights]
+        ['Reading', 'file', 'read_to_string']
+    """
+    flat, code = _flatten(text)
+    wanted = frozenset(terms)
+    matches = [
+        (a, b, next(t for t in found if t in wanted))
+        for a, b, found in term_spans(flat)
+        if not wanted.isdisjoint(found)
+    ]
+    if len(flat) <= limit:
+        spans = tuple((a, b) for a, b, _ in matches)
+        return Snippet(flat, spans, tuple(code))
+    if limit < 8:  # too short for ellipses and whole words to make sense
+        cut = flat[:limit]
+        return Snippet(
+            cut, _clip(((a, b) for a, b, _ in matches), 0, limit, 0), _clip(code, 0, limit, 0)
+        )
+    budget = limit - 2  # room for the two ellipses
+    if matches:
+        i, j = _window(matches, budget)
+        lo, hi = matches[i][0], matches[j][1]
+        slack = max(budget - (hi - lo), 0)
+        start = max(0, lo - min(slack // 3, 60))  # a short lead-in; most room after the matches
+    else:
+        start = 0
+    end = min(len(flat), start + budget)
+    start = max(0, end - budget)
+    start, end = _word_cut(flat, start, end)
+    lead = "…" if start > 0 else ""
+    tail = "…" if end < len(flat) else ""
+    shift = len(lead)
+    spans = _clip(((a, b) for a, b, _ in matches), start, end, shift)
+    return Snippet(lead + flat[start:end] + tail, spans, _clip(code, start, end, shift))
+
+
+def highlight_html(
+    text: str,
+    highlights: Iterable[Sequence[int]] = (),
+    code: Iterable[Sequence[int]] = (),
+) -> str:
+    """Render ``text`` as HTML: ``<mark>`` for highlights, ``<code>`` for code, the rest escaped.
+
+    Ranges are ``(start, end)`` character offsets into ``text``; out-of-range or overlapping
+    ranges are clipped, so a forged range cannot break the markup.
+
+    Example:
+        >>> highlight_html("a <b> & c", [(6, 7)], [(2, 5)])
+        'a <code>&lt;b&gt;</code> <mark>&amp;</mark> c'
+    """
+    n = len(text)
+
+    def ranges(items: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        last = 0
+        for item in sorted((int(r[0]), int(r[1])) for r in items if len(r) >= 2):
+            a, b = max(item[0], last, 0), min(item[1], n)
+            if a < b:
+                out.append((a, b))
+                last = b
+        return out
+
+    marks = ranges(highlights)
+    codes = ranges(code)
+    # Boundaries: close before open at the same offset; a mark that crosses a code edge is
+    # split there so the tags always nest.
+    cuts = sorted({0, n, *(x for r in marks for x in r), *(x for r in codes for x in r)})
+    out: list[str] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        piece = html.escape(text[a:b], quote=False)
+        in_mark = any(x <= a and b <= y for x, y in marks)
+        in_code = any(x <= a and b <= y for x, y in codes)
+        if in_mark:
+            piece = f"<mark>{piece}</mark>"
+        if in_code:
+            piece = f"<code>{piece}</code>"
+        out.append(piece)
+    # Adjacent pieces of one element were opened and closed separately; merge them back.
+    return "".join(out).replace("</code><code>", "").replace("</mark><mark>", "")
