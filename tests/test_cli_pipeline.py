@@ -249,7 +249,7 @@ def test_bench_appends_a_csv_row(tmp_path: Path, capsys: pytest.CaptureFixture[s
             "--k", "10", "--out", str(out_file)]  # fmt: skip
     code, out, err = run(argv, capsys)
     assert code == 0, err
-    assert out.splitlines()[0].startswith("dataset,split,provider,model,mode,k,queries,ndcg@10")
+    assert out.splitlines()[0].startswith("dataset,split,provider,model,mode,mmr,k,queries,ndcg@10")
     with open(out_file, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["mode"] for r in rows] == ["keyword", "vector"]

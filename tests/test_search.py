@@ -196,7 +196,11 @@ def test_hit_fields_and_to_dict(docs_index: Index) -> None:
         "title": "Options",
         "text": "The max_chunk_chars option bounds the size of each chunk.",
         "snippet": "The max_chunk_chars option bounds the size of each chunk.",
+        # The identifier and, through its parts, "chunk": the search's own terms.
+        "highlights": [[4, 19], [51, 56]],
+        "snippetCode": [],
         "url": "https://docs.example.com/ref/options#options",
+        "sections": [],
     }
     plain = load_bytes(build_index(DOCS))
     assert plain.search("max_chunk_chars", mode="keyword")[0].url is None
