@@ -27,6 +27,7 @@ CODE_START = "\x02"
 CODE_END = "\x03"
 
 _MARKERS = re.compile("[\x02\x03]")
+_WORD = re.compile(r"\w+")
 # Control characters never belong in a snippet (a raw-text index may still hold them).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -57,6 +58,11 @@ def strip_code(text: str) -> str:
 
 def _flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
     """Collapse whitespace and drop the markers; return the flat text and its code ranges."""
+    if CODE_START not in text and CODE_END not in text:
+        # The common case (prose only) in C: one split and one join.
+        if _CONTROLS.search(text) is not None:
+            text = _CONTROLS.sub(" ", text)
+        return " ".join(text.split()), []
     out: list[str] = []
     size = 0
     code: list[tuple[int, int]] = []
@@ -80,6 +86,58 @@ def _flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
         if in_code:
             code.append((start, size))
     return "".join(out), code
+
+
+def _needles(terms: Iterable[str]) -> list[str]:
+    # A stem is (nearly) a prefix of the words it comes from; y→i stems ("happi") also look
+    # for the y form. Prefixes only find candidates: the tokenizer decides.
+    out: set[str] = set()
+    for t in terms:
+        if t:
+            out.add(t)
+            if t.endswith("i") and len(t) > 2:
+                out.add(t[:-1] + "y")
+    return sorted(out)
+
+
+def _matches(flat: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
+    """``(start, end, term)`` of every word of ``flat`` whose tokenizer terms include a query term.
+
+    Candidates are the ``\\w+`` runs holding a query stem at a word or ``_`` boundary (a
+    substring scan, cheap); each is then tokenized as the index was, so only true matches stay
+    ("art" does not mark "article").
+    """
+    wanted = frozenset(t for t in terms if t)
+    if not wanted or not flat:
+        return []
+    lower = flat.lower()
+    if len(lower) != len(flat):  # a rare character changes length when lowered
+        lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in flat)
+    starts: set[int] = set()
+    for needle in _needles(wanted):
+        pos = lower.find(needle)
+        while pos != -1:
+            if pos == 0 or not lower[pos - 1].isalnum():
+                start = pos
+                while start > 0 and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
+                    start -= 1
+                starts.add(start)
+            pos = lower.find(needle, pos + 1)
+    out: list[tuple[int, int, str]] = []
+    verdicts: dict[str, str | None] = {}
+    for start in sorted(starts):
+        run = _WORD.match(flat, start)
+        if run is None:
+            continue
+        word = run.group()
+        if word not in verdicts:
+            verdicts[word] = next(
+                (t for _a, _b, found in term_spans(word) for t in found if t in wanted), None
+            )
+        term = verdicts[word]
+        if term is not None:
+            out.append((start, run.end(), term))
+    return out
 
 
 def _word_cut(flat: str, start: int, end: int) -> tuple[int, int]:
@@ -159,12 +217,7 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
         ['Reading', 'file', 'read_to_string']
     """
     flat, code = _flatten(text)
-    wanted = frozenset(terms)
-    matches = [
-        (a, b, next(t for t in found if t in wanted))
-        for a, b, found in term_spans(flat)
-        if not wanted.isdisjoint(found)
-    ]
+    matches = _matches(flat, terms)
     if len(flat) <= limit:
         spans = tuple((a, b) for a, b, _ in matches)
         return Snippet(flat, spans, tuple(code))
