@@ -383,7 +383,12 @@ def run_bench(
                     # Only ids and scores count here: rank() skips building hits and snippets.
                     ranked = index.rank(text, k=k, mode=mode, mmr=lam)
                 latencies.append(time.perf_counter() - t0)
-                runs[qid] = dict(ranked)
+                if lam is None:
+                    runs[qid] = dict(ranked)
+                else:
+                    # MMR reorders without changing scores; the metrics sort by score, so the
+                    # run carries the MMR order as descending pseudo-scores.
+                    runs[qid] = {doc: float(len(ranked) - i) for i, (doc, _) in enumerate(ranked)}
                 report(f"query:{mode}", i + 1, len(queries))
             means, per_query, _ = mean_metrics(runs, qrels, BENCH_METRICS)
             p50, p95, p99 = _percentiles(latencies)
