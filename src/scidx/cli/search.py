@@ -110,7 +110,7 @@ def search_command(
     else:
         for row in rows:
             echo(f"{row['score']:.4f}  {link(row)}  {_heading(row)}\n    {row['snippet']}")
-            for sub in row["sections"][1:]:
+            for sub in row["sections"]:
                 echo(f"    ↳ {_heading(sub)}  {link(sub)}")
 
 
@@ -146,7 +146,7 @@ def results_table(rows: list[dict[str, Any]]) -> Table:
     table.add_column("snippet")
     for row in rows:
         section = Text(_printable(_heading(row)))
-        for sub in row["sections"][1:]:
+        for sub in row["sections"]:
             section.append("\n↳ " + _printable(_heading(sub)), style="dim")
         # _printable keeps every offset: the ranges still point at the same characters.
         snippet = Text(_printable(row["snippet"]))

@@ -2,9 +2,9 @@
 
 * ``group="section"``: the parts of one section (same source and anchor, ordinals 0..n) collapse
   into the best-scoring one, so one long section cannot fill the page.
-* ``group="page"``: one result per source page, the page's best section first; its other
-  matching sections (best first, one per section) become ``sections`` sub-results, as Pagefind
-  and MkDocs Material show them.
+* ``group="page"``: one result per source page, its best section; the page's other matching
+  sections (best first, one per section, at most :data:`SUB_RESULTS`) become ``sections``
+  sub-results, as Pagefind and MkDocs Material show them.
 * ``group=None``: raw chunks (what evaluation measures).
 
 Grouping keeps the ranking's order (score descending, then row): a group ranks by its best row.
@@ -26,7 +26,7 @@ __all__ = ["GROUPS", "SUB_RESULTS", "Group", "group_rows", "mmr_order"]
 
 GROUPS = ("section", "page")
 
-#: Sub-results (sections) kept per page with ``group="page"``.
+#: Sub-results (other sections) kept per page with ``group="page"``.
 SUB_RESULTS = 3
 
 
@@ -86,9 +86,10 @@ def group_rows(
             out.append(first)
         item, sections = entry
         section = section_of(row)
-        if section not in sections and len(item.sections) < sub_results:
+        if section not in sections:
             sections.add(section)
-            item.sections.append((int(row), float(score)))
+            if row != item.row and len(item.sections) < sub_results:
+                item.sections.append((int(row), float(score)))
     return out
 
 
