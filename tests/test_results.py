@@ -40,6 +40,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
         output="example.scidx",
         sourceRoot="fixtures/docs",
         urlTemplate="https://kelpie.example.org/{page}#{anchor}",
+        allowExternalSymlinks=True,  # the fixtures are linked in from the checkout
     )
     (root / "staticcorpus.json").write_text(json.dumps(cfg))
     pack_docs(root / "staticcorpus.json", use_cache=False)
@@ -217,6 +218,7 @@ def test_rust_book_query_shows_distinct_sections(shared_dir: Path, tmp_path: Pat
             "output": "rb.scidx",
             "sourceRoot": "docs/src",
             "urlTemplate": "https://doc.rust-lang.org/book/{page}.html#{anchor}",
+            "allowExternalSymlinks": True,  # docs/src links to ../shared
         },
         root=tmp_path,
     )
