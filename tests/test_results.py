@@ -208,10 +208,15 @@ def test_group_and_mmr_are_validated(tmp_path: Path) -> None:
             RetrievalRequest("x", group="all")
 
 
-def test_rust_book_query_shows_distinct_sections(shared_dir: Path, tmp_path: Path) -> None:
-    """Issue 13: "how do I read a file into a string" was one section four times out of five."""
+@pytest.fixture(scope="module")
+def rust_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Rust book packed once for this module (../shared/corpora/rust-book)."""
+    from conftest import _need_shared
+
+    book = _need_shared("corpora/rust-book")
+    tmp_path = tmp_path_factory.mktemp("rust-book")
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "src").symlink_to(shared_dir / "corpora" / "rust-book" / "src")
+    (tmp_path / "docs" / "src").symlink_to(book / "src")
     cfg = config_from_dict(
         {
             "include": ["docs/**/*.md"],
@@ -223,7 +228,12 @@ def test_rust_book_query_shows_distinct_sections(shared_dir: Path, tmp_path: Pat
         root=tmp_path,
     )
     pack_docs(cfg, use_cache=False)
-    with load(tmp_path / "rb.scidx") as idx:
+    return tmp_path / "rb.scidx"
+
+
+def test_rust_book_query_shows_distinct_sections(rust_book: Path) -> None:
+    """Issue 13: "how do I read a file into a string" was one section four times out of five."""
+    with load(rust_book) as idx:
         hits = idx.search("how do I read a file into a string", k=5)
         assert len({(h.source, h.anchor) for h in hits}) >= 4
         assert len(hits) == 5
@@ -237,6 +247,27 @@ def test_rust_book_query_shows_distinct_sections(shared_dir: Path, tmp_path: Pat
             assert "{{#" not in hit.snippet and "<Listing" not in hit.snippet
             assert "`" not in hit.snippet.replace("```", "") or hit.snippet_code
             assert hit.highlights
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_hit_snippets_equal_a_scan_for_every_query_term(rust_book: Path, mode: str) -> None:
+    """A hit's snippet looks only for the terms its chunk's postings hold; that loses nothing.
+
+    Every hit of many queries (the book's own headings, so code, stems and Unicode all occur)
+    must get exactly the snippet a scan for all the query's terms gives.
+    """
+    with load(rust_book) as idx:
+        queries = sorted(
+            {h for hit in idx.search("rust", k=200, group=None) for h in hit.heading_path}
+        )
+        assert len(queries) > 50
+        checked = 0
+        for query in queries[:120]:
+            for hit in idx.search(query, k=10, mode=mode, snippet_chars=160):
+                body = hit.plain if hit.plain is not None else hit.text
+                assert hit.snippet_parts == build_snippet(body, hit.query_terms, 160), query
+                checked += 1
+        assert checked > 500
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ import pytest
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import QueryEmbeddingError, QueryError
-from scidx.index.hits import Hit, make_snippet
+from scidx.index.highlight import build_snippet
+from scidx.index.hits import Hit
 from scidx.index.index import Index, load_bytes
 from scidx.index.search import PRF_BETA, PRF_DOCS, top_k_dense
 from test_load import DOCS, build_index, record
@@ -329,6 +330,10 @@ LONG = (
     + "To configure CORS on the ingress, set the allowed origins and the CORS headers. "
     + "Unrelated filler sentence about clusters. " * 10
 )
+
+
+def make_snippet(text: str, terms: list[str], limit: int) -> str:
+    return build_snippet(text, terms, limit).text
 
 
 def test_snippet_picks_the_densest_passage() -> None:

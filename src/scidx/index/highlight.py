@@ -58,6 +58,10 @@ def strip_code(text: str) -> str:
 
 def _flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
     """Collapse whitespace and drop the markers; return the flat text and its code ranges."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        # Already flat (no control character, marker or whitespace other than single spaces;
+        # every other whitespace character is unprintable): nothing to copy.
+        return text, []
     if CODE_START not in text and CODE_END not in text:
         # The common case (prose only) in C: one split and one join.
         if _CONTROLS.search(text) is not None:
@@ -88,16 +92,41 @@ def _flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(out), code
 
 
-def _needles(terms: Iterable[str]) -> list[str]:
+def _needles(terms: frozenset[str]) -> tuple[str, ...]:
     # A stem is (nearly) a prefix of the words it comes from; y→i stems ("happi") also look
     # for the y form. Prefixes only find candidates: the tokenizer decides.
-    out: set[str] = set()
-    for t in terms:
-        if t:
+    found = _NEEDLES.get(terms)
+    if found is None:
+        out: set[str] = set()
+        for t in terms:
             out.add(t)
             if t.endswith("i") and len(t) > 2:
                 out.add(t[:-1] + "y")
-    return sorted(out)
+        found = tuple(sorted(out))
+        if len(_NEEDLES) >= _CACHE_SIZE:
+            _NEEDLES.clear()
+        _NEEDLES[terms] = found
+    return found
+
+
+def _word_terms(word: str) -> tuple[str, ...]:
+    """Every term the tokenizer makes of ``word`` (memoised: snippets of one page share words)."""
+    found = _WORD_TERMS.get(word)
+    if found is None:
+        found = tuple(t for _a, _b, terms in term_spans(word) for t in terms)
+        if len(word) <= _CACHED_WORD_CHARS:
+            if len(_WORD_TERMS) >= _CACHE_SIZE:
+                _WORD_TERMS.clear()  # bounded; a dict op is atomic, so threads may share it
+            _WORD_TERMS[word] = found
+    return found
+
+
+# Memos shared by every snippet: query terms -> needles, word -> its terms. Bounded by count
+# (and word length), cleared when full: a hostile text cannot grow them without limit.
+_CACHE_SIZE = 65536
+_CACHED_WORD_CHARS = 64
+_NEEDLES: dict[frozenset[str], tuple[str, ...]] = {}
+_WORD_TERMS: dict[str, tuple[str, ...]] = {}
 
 
 def _matches(flat: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -113,31 +142,39 @@ def _matches(flat: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
     lower = flat.lower()
     if len(lower) != len(flat):  # a rare character changes length when lowered
         lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in flat)
-    starts: set[int] = set()
+    starts: list[int] = []
+    add = starts.append
+    find = lower.find
+    # One scan of the text per needle; the work per occurrence is kept to a few operations.
     for needle in _needles(wanted):
-        pos = lower.find(needle)
+        pos = find(needle)
         while pos != -1:
-            if pos == 0 or not lower[pos - 1].isalnum():
-                start = pos
-                while start > 0 and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
-                    start -= 1
-                starts.add(start)
-            pos = lower.find(needle, pos + 1)
+            prev = lower[pos - 1] if pos else " "
+            if not prev.isalnum():  # the needle starts a word, or follows an "_" inside one
+                add(_word_start(lower, pos) if prev == "_" else pos)
+            pos = find(needle, pos + 1)
     out: list[tuple[int, int, str]] = []
+    word_at = _WORD.match
     verdicts: dict[str, str | None] = {}
-    for start in sorted(starts):
-        run = _WORD.match(flat, start)
+    for start in sorted(set(starts)):
+        run = word_at(flat, start)
         if run is None:
             continue
         word = run.group()
-        if word not in verdicts:
-            verdicts[word] = next(
-                (t for _a, _b, found in term_spans(word) for t in found if t in wanted), None
-            )
-        term = verdicts[word]
+        if word in verdicts:
+            term = verdicts[word]
+        else:
+            term = verdicts[word] = next((t for t in _word_terms(word) if t in wanted), None)
         if term is not None:
             out.append((start, run.end(), term))
     return out
+
+
+def _word_start(lower: str, pos: int) -> int:
+    """The start of the ``\\w+`` run holding ``pos``."""
+    while pos > 0 and (lower[pos - 1].isalnum() or lower[pos - 1] == "_"):
+        pos -= 1
+    return pos
 
 
 def _word_cut(flat: str, start: int, end: int) -> tuple[int, int]:
@@ -160,39 +197,48 @@ def _word_cut(flat: str, start: int, end: int) -> tuple[int, int]:
 def _window(matches: Sequence[tuple[int, int, str]], budget: int) -> tuple[int, int]:
     """Indices ``(i, j)`` of the matches spanned by the best window of ``budget`` characters.
 
-    Most distinct terms first, then most matches, then the earliest.
+    Most distinct terms first, then most matches, then the earliest. Two pointers over the
+    matches with a count of each term inside the window: linear in the matches.
     """
+    n = len(matches)
+    if matches[-1][1] - matches[0][0] <= budget:
+        return 0, n - 1  # they all fit: the first window holds every term and match
+    starts = [m[0] for m in matches]
+    ends = [m[1] for m in matches]
+    keys = [m[2] for m in matches]
     counts: dict[str, int] = {}
-    best = (-1, -1, 0)
+    best_terms = best_count = -1
     best_ij = (0, 0)
-    j = 0
-    for i in range(len(matches)):
-        if j < i:
+    j = -1  # the last match inside the window
+    for i in range(n):
+        if j < i:  # a match longer than the budget is still a window of its own
+            counts = {keys[i]: 1}
             j = i
-        if j == i:
-            counts = {matches[i][2]: 1}
-        while j + 1 < len(matches) and matches[j + 1][1] - matches[i][0] <= budget:
+        limit = starts[i] + budget
+        while j + 1 < n and ends[j + 1] <= limit:
             j += 1
-            counts[matches[j][2]] = counts.get(matches[j][2], 0) + 1
-        cand = (len(counts), j - i + 1, -i)
-        if cand > best:
-            best, best_ij = cand, (i, j)
-        key = matches[i][2]
-        counts[key] -= 1
-        if not counts[key]:
-            del counts[key]
+            counts[keys[j]] = counts.get(keys[j], 0) + 1
+        distinct, count = len(counts), j - i + 1
+        if distinct > best_terms or (distinct == best_terms and count > best_count):
+            best_terms, best_count, best_ij = distinct, count, (i, j)
+        left = counts[keys[i]] - 1
+        if left:
+            counts[keys[i]] = left
+        else:
+            del counts[keys[i]]
     return best_ij
 
 
 def _clip(
     ranges: Iterable[tuple[int, int]], start: int, end: int, shift: int
 ) -> tuple[tuple[int, int], ...]:
-    out = []
-    for a, b in ranges:
-        a, b = max(a, start), min(b, end)
-        if a < b:
-            out.append((a - start + shift, b - start + shift))
-    return tuple(out)
+    """``ranges`` cut to ``[start, end)`` and moved by ``shift - start``; empty ones dropped."""
+    move = shift - start
+    return tuple(
+        (max(a, start) + move, min(b, end) + move)
+        for a, b in ranges
+        if a < b and a < end and b > start
+    )
 
 
 def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:

@@ -7,20 +7,21 @@ tables of the :class:`~scidx.index.corpus.Corpus`; the snippet is computed on fi
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from scidx.errors import CorruptIndexError
+import numpy as np
+
+from scidx.errors import CorruptIndexError, ScidxError
 from scidx.index.highlight import Snippet, build_snippet
 from scidx.index.urls import render_url
 
 if TYPE_CHECKING:
+    from scidx.index.bm25 import PostingLookup
     from scidx.index.corpus import Corpus
 
-__all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "HitRenderer", "make_snippet"]
-_WORD_TAIL = re.compile(r"\w*")
+__all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "HitRenderer"]
 
 #: The default length of :attr:`Hit.snippet` (the passage a search box shows), in characters.
 DEFAULT_SNIPPET_CHARS = 240
@@ -96,7 +97,11 @@ class Hit:
     def snippet_parts(self) -> Snippet:
         """The snippet with its highlight and code ranges (see :mod:`scidx.index.highlight`)."""
         body = self.plain if self.plain is not None else self.text
-        return build_snippet(body, self.query_terms, self.snippet_chars)
+        terms = self.query_terms
+        page = self.__dict__.get("_page")
+        if page is not None and terms:
+            terms = page.present(self.__dict__["_row"])
+        return build_snippet(body, terms, self.snippet_chars)
 
     @property
     def snippet(self) -> str:
@@ -172,115 +177,47 @@ for _name in _LAZY_FIELDS:
         delattr(Hit, _name)
 
 
-def _needles(terms: Sequence[str]) -> list[str]:
-    # Stems are (nearly) prefixes of the words they come from, so "a word starting with a stem"
-    # finds the query's words in raw text; y→i stems ("happi") also look for the y form.
-    out: set[str] = set()
-    for t in terms:
-        if not t:
-            continue
-        out.add(t)
-        if t.endswith("i") and len(t) > 2:
-            out.add(t[:-1] + "y")
-    return sorted(out)
+class _Page:
+    """The hits of one search: which query terms each of their chunks contains.
 
-
-def _find_matches(flat: str, needles: Sequence[str]) -> list[tuple[int, int, str]]:
-    """``(start, end, needle)`` of each word in ``flat`` that starts with a needle, in order."""
-    lower = flat.lower()
-    if len(lower) != len(flat):  # a rare character changes length when lowered
-        lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in flat)
-    found: dict[int, tuple[int, int, str]] = {}
-    for needle in needles:
-        pos = lower.find(needle)
-        while pos != -1:
-            if pos == 0 or not (lower[pos - 1].isalnum() or lower[pos - 1] == "_"):
-                end = _WORD_TAIL.match(lower, pos + len(needle)).end()  # type: ignore[union-attr]
-                prev = found.get(pos)
-                if prev is None or len(needle) > len(prev[2]):
-                    found[pos] = (pos, end, needle)
-            pos = lower.find(needle, pos + 1)
-    return [found[p] for p in sorted(found)]
-
-
-def _cut_to_words(raw: str, start: int, end: int) -> str:
-    """``raw[start:end]`` trimmed to whole words, whitespace collapsed, "…" where cut.
-
-    ``raw`` is stripped, so text exists before ``start > 0`` and after ``end < len(raw)``.
+    A word can only match a query term that the chunk's BM25 postings hold (the postings were
+    made from the same clean text by the same tokenizer), so a snippet looks for those terms
+    alone: most of a snippet's cost is scanning the text once per term. Worked out for every
+    row of the page at once, when the first snippet is read.
     """
-    piece = raw[start:end]
-    if start > 0 and not raw[start - 1].isspace() and not piece[:1].isspace():
-        parts = piece.split(None, 1)
-        if len(parts) == 2:
-            piece = parts[1]
-    if end < len(raw) and not raw[end].isspace() and not piece[-1:].isspace():
-        parts = piece.rsplit(None, 1)
-        if len(parts) == 2:
-            piece = parts[0]
-    piece = " ".join(piece.split())
-    return ("…" if start > 0 else "") + piece + ("…" if end < len(raw) else "")
 
+    __slots__ = ("_present", "postings", "rows", "terms")
 
-def make_snippet(text: str, terms: Sequence[str], limit: int = DEFAULT_SNIPPET_CHARS) -> str:
-    """Return the passage of ``text`` (whitespace collapsed) that best covers the query terms.
+    def __init__(self, rows: Sequence[int], terms: tuple[str, ...], postings: PostingLookup):
+        self.rows = rows
+        self.terms = terms
+        self.postings = postings
+        self._present: dict[int, tuple[str, ...]] | None = None
 
-    The window of at most ``limit`` characters that contains the most distinct query terms (then
-    the most occurrences, then the earliest) is chosen, placed with a short lead-in before its
-    first match and cut on word boundaries; "…" marks a cut (and counts towards ``limit``).
-    Without matches the text's start is returned.
+    def present(self, row: int) -> tuple[str, ...]:
+        """The query terms that chunk ``row`` contains (all of them if that cannot be told)."""
+        present = self._present
+        if present is None:
+            present = self._present = self._compute()
+        return present.get(row, self.terms)
 
-    Args:
-        text: The chunk text.
-        terms: Query terms from :func:`scidx.tokenize.tokenize`.
-        limit: Maximum snippet length in characters (>= 1).
-
-    Returns:
-        The snippet; the whole collapsed text when it fits.
-    """
-    raw = text.strip()
-    if len(raw) <= 3 * limit:  # collapsing whitespace may make it fit
-        flat = " ".join(raw.split())
-        if len(flat) <= limit:
-            return flat
-        if limit < 8:  # too short for ellipses and whole words to make sense
-            return flat[:limit]
-    elif limit < 8:
-        return " ".join(raw[: 2 * limit].split())[:limit]
-    # Work on the raw text (no full copy with collapsed whitespace): a window of `budget` raw
-    # characters collapses to at most `budget` characters.
-    budget = limit - 2  # room for the two ellipses
-    matches = _find_matches(raw, _needles(terms))
-    if not matches:
-        return _cut_to_words(raw, 0, budget)
-    # Two pointers over the matches: the window [i, j] spans at most `budget` characters; a
-    # counter of needles inside it gives the distinct-term count incrementally.
-    counts: dict[str, int] = {}
-    best = (-1, -1, 0)  # (distinct, occurrences, -i)
-    best_ij = (0, 0)
-    j = 0
-    for i in range(len(matches)):
-        if j < i:
-            j = i
-        if j == i:
-            counts = {matches[i][2]: 1}
-        while j + 1 < len(matches) and matches[j + 1][1] - matches[i][0] <= budget:
-            j += 1
-            key = matches[j][2]
-            counts[key] = counts.get(key, 0) + 1
-        cand = (len(counts), j - i + 1, -i)
-        if cand > best:
-            best, best_ij = cand, (i, j)
-        key = matches[i][2]
-        counts[key] -= 1
-        if not counts[key]:
-            del counts[key]
-    i0, j0 = best_ij
-    lo, hi = matches[i0][0], matches[j0][1]
-    slack = max(budget - (hi - lo), 0)
-    start = max(0, lo - min(slack // 3, 60))  # a short lead-in; most room after the matches
-    end = min(len(raw), start + budget)
-    start = max(0, end - budget)
-    return _cut_to_words(raw, start, end)
+    def _compute(self) -> dict[int, tuple[str, ...]]:
+        rows = np.asarray(self.rows, dtype=np.int64)
+        found: dict[int, list[str]] = {int(r): [] for r in rows}
+        for term in dict.fromkeys(self.terms):
+            try:
+                postings = self.postings.postings([term])
+            except ScidxError:
+                return {}  # a corrupt run: look for every term (a snippet never raises)
+            if not postings:
+                continue  # no chunk has the term
+            docs = postings[0][0]
+            at = docs.searchsorted(rows)
+            hit = at < docs.shape[0]
+            hit[hit] = docs[at[hit]] == rows[hit]
+            for r in rows[hit].tolist():
+                found[r].append(term)
+        return {r: tuple(t) for r, t in found.items()}
 
 
 class HitRenderer:
@@ -288,10 +225,13 @@ class HitRenderer:
 
     Args:
         corpus: The index's arrays.
+        postings: The index's posting lookup; with it, a snippet only looks for the query
+            terms its chunk contains (see :class:`_Page`).
     """
 
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: Corpus, postings: PostingLookup | None = None) -> None:
         self.corpus = corpus
+        self.postings = postings
         self._sources_checked = False
 
     def hit(self, row: int, score: float, terms: Sequence[str], snippet_chars: int) -> Hit:
@@ -316,6 +256,7 @@ class HitRenderer:
             c.check_sources()  # once: every later source row read is in range
             self._sources_checked = True
         terms = tuple(terms)
+        page = _Page(rows, terms, self.postings) if terms and self.postings is not None else None
         new = object.__new__
         set_state = object.__setattr__  # Hit is frozen; its state is set in one step
         out = []
@@ -335,6 +276,7 @@ class HitRenderer:
                     "snippet_chars": snippet_chars,
                     "_row": row,
                     "_lazy": self,
+                    "_page": page,
                 },
             )
             out.append(hit)

@@ -113,8 +113,8 @@ class Searcher:
             embedder_options=embedder_options,
         )
         self.filters = FilterMasks(corpus)
-        self.renderer = HitRenderer(corpus)
         self.postings = PostingLookup(corpus.bm25, corpus.n, corpus.source)
+        self.renderer = HitRenderer(corpus, self.postings)
         self._ids: dict[int, str] = {}
 
     def search(
