@@ -214,3 +214,35 @@ def test_keyword_top_k_equals_scoring_every_chunk_then_cutting(seed: int) -> Non
         want_rows, want_scores = top_k(rows[keep], scores[keep], k)
         got = bm25.keyword_top_k(lookup.postings(terms), len(bodies), k, min_score)
         assert got == (want_rows.tolist(), want_scores.tolist())
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+@pytest.mark.parametrize("pass2", [1, 16, 1 << 19])
+def test_build_bytes_do_not_depend_on_blocks_or_hash_ranges(
+    monkeypatch: pytest.MonkeyPatch, block: int, pass2: int
+) -> None:
+    """Pass 1 reduces any blocking of the chunks, pass 2 sorts any split of the hash range."""
+    rnd = random.Random(block * 31 + pass2)
+    vocab = [f"w{i}" for i in range(300)]
+    bodies = [" ".join(rnd.choices(vocab, k=rnd.randrange(0, 40))) for _ in range(150)]
+    heads = [" ".join(rnd.choices(vocab, k=rnd.randrange(0, 4))) for _ in range(150)]
+    expected, meta = build_arrays(heads, bodies)  # one block, one hash range
+    monkeypatch.setattr(bm25, "_PASS2_POSTINGS", pass2)
+    h, b = bm25.hash_fields(heads, bodies)
+    blocks = ((h[i : i + block], b[i : i + block]) for i in range(0, len(b), block))
+    got, got_meta = bm25.build_arrays_from_blocks(blocks, len(bodies))
+    assert got_meta == meta
+    assert set(got) == set(expected)
+    for name in expected:
+        assert got[name].dtype == expected[name].dtype, name
+        assert got[name].tobytes() == expected[name].tobytes(), name
+
+
+def test_blocks_must_cover_every_chunk() -> None:
+    h, b = bm25.hash_fields(["", ""], ["alpha", "beta"])
+    with pytest.raises(ValueError, match="the blocks hold 2 chunks, not 3"):
+        bm25.build_arrays_from_blocks([(h, b)], 3)
+    with pytest.raises(ValueError, match="more than 1 chunks"):
+        bm25.build_arrays_from_blocks([(h, b)], 1)
+    with pytest.raises(ValueError, match="a block has 1 headings but 2 bodies"):
+        bm25.build_arrays_from_blocks([(h[:1], b)], 2)

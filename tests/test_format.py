@@ -843,6 +843,21 @@ def test_string_table_lazy_and_full_checks() -> None:
         split[0]
 
 
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 1 << 20])
+def test_string_table_validation_in_blocks(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """validate_all decodes a block at a time; no block boundary splits a character."""
+    monkeypatch.setattr(fmt, "_VALIDATE_BLOCK", block)
+    rows = ["é", "日本語", "", "a😀b", "ok"]
+    offsets, data = fmt.encode_strings(rows)
+    fmt.StringTable(offsets, data, name="chunk.text").validate_all()  # valid: no error
+    bad = bytearray(data.tobytes())
+    at = int(offsets[3]) + 2  # inside row 3's 4-byte emoji
+    bad[at] = 0xFF
+    t = fmt.StringTable(offsets, np.frombuffer(bytes(bad), dtype="<u1"), name="chunk.text")
+    with pytest.raises(CorruptIndexError, match="row 3 is not valid UTF-8"):
+        t.validate_all()
+
+
 def test_encode_strings_errors() -> None:
     with pytest.raises(TypeError, match="string table element 1 is a int, not a str"):
         fmt.encode_strings(["a", 1])  # type: ignore[list-item]

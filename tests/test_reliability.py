@@ -252,6 +252,34 @@ def test_14_verify_checks_vector_norms_and_weight_signs(mutate: Any, message: st
         load_bytes(data, verify=True)
 
 
+@pytest.mark.parametrize("block", [1, 2, 5, 1 << 22])
+def test_14_verify_checks_postings_in_blocks(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """verify=True checks the postings a block at a time; a fault in any block is found."""
+    import scidx.index.index as index_module
+
+    monkeypatch.setattr(index_module, "_VERIFY_POSTINGS", block)
+    load_bytes(_forge(lambda a, m: None), verify=True).close()
+
+    def negative_last(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        w = a["bm25.post_weight"].copy()
+        w[-1] = -w[-1]
+        a["bm25.post_weight"] = w
+
+    postings = build_arrays(DOCS)[0]["bm25.post_weight"].shape[0]
+    with pytest.raises(CorruptIndexError, match=f"negative BM25 weight at posting {postings - 1}"):
+        load_bytes(_forge(negative_last), verify=True)
+
+    def descending(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        ptr, docs = a["bm25.term_ptr"], a["bm25.post_doc"].copy()
+        t = int(np.flatnonzero(np.diff(ptr.astype(np.int64)) >= 2)[-1])  # a term in 2+ chunks
+        lo = int(ptr[t])
+        docs[lo], docs[lo + 1] = docs[lo + 1], docs[lo]
+        a["bm25.post_doc"] = docs
+
+    with pytest.raises(CorruptIndexError, match="not ascending within a term"):
+        load_bytes(_forge(descending), verify=True)
+
+
 def test_14_verify_accepts_zero_rows() -> None:
     def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
         v = a["vectors"].copy()

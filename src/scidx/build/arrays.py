@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from scidx.index.bm25 import (
     DEFAULT_B,
     DEFAULT_HEADING_WEIGHT,
     DEFAULT_K1,
-    build_arrays_from_hashes,
+    build_arrays_from_blocks,
     hash_fields,
 )
 from scidx.index.format import encode_strings
@@ -27,10 +27,13 @@ from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_o
 
 __all__ = [
     "BM25_B",
+    "BM25_BLOCK",
     "BM25_HEADING_WEIGHT",
     "BM25_K1",
     "GENERATOR",
     "PACKER_VERSION",
+    "HashBlock",
+    "bm25_blocks",
     "build_index_arrays",
     "built_utc",
     "canonical_json",
@@ -63,24 +66,50 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+HashBlock = tuple[list[np.ndarray], list[np.ndarray]]
+"""The heading and body term hashes of a run of consecutive records (one ``hash_fields`` call)."""
+
+BM25_BLOCK = 2048
+"""Records tokenised per :func:`scidx.index.bm25.hash_fields` call (a worker job, or in-process)."""
+
+
+def bm25_blocks(records: Sequence[Record]) -> Iterator[HashBlock]:
+    """The records' BM25 term hashes, tokenised here one block at a time as they are read."""
+    headings, bodies = _bm25_fields(records)
+    for i in range(0, len(records), BM25_BLOCK):
+        yield hash_fields(headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK])
+
+
 def build_index_arrays(
     records: Sequence[Record],
     vectors: np.ndarray | Mapping[str, np.ndarray],
-    bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
+    blocks: Iterable[HashBlock] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Build every named array of an index from validated, ordered records and their vectors.
+
+    The BM25 arrays come first, so the term occurrences are reduced and gone before the
+    string tables are made: the peak is the larger of the two, not their sum.
 
     Args:
         records: Validated records in canonical order.
         vectors: Their embeddings, row for row: a float matrix (stored as float32) or the
             arrays of one encoding (from :func:`scidx.index.vectors.encode_vectors`).
-        bm25_hashes: Per-record heading and body term hashes already computed by
-            :func:`scidx.index.bm25.hash_fields` (in worker processes); computed here when None.
+        blocks: The records' BM25 term hashes in order, one block of records at a time,
+            already computed by :func:`scidx.index.bm25.hash_fields` (in worker processes);
+            computed here when None (:func:`bm25_blocks`).
 
     Returns:
         ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
     """
     n = len(records)
+    bm25_arrays, bm25_meta = build_arrays_from_blocks(
+        bm25_blocks(records) if blocks is None else blocks,
+        n,
+        k1=BM25_K1,
+        b=BM25_B,
+        heading_weight=BM25_HEADING_WEIGHT,
+    )
+    del blocks
     sources = sorted({r.source for r in records})
     source_row = {s: i for i, s in enumerate(sources)}
     source_title, source_meta = _source_fields(records)
@@ -120,11 +149,6 @@ def build_index_arrays(
         arrays,
     )
 
-    if bm25_hashes is None:
-        bm25_hashes = hash_fields(*_bm25_fields(records))
-    bm25_arrays, bm25_meta = build_arrays_from_hashes(
-        *bm25_hashes, k1=BM25_K1, b=BM25_B, heading_weight=BM25_HEADING_WEIGHT
-    )
     arrays.update(bm25_arrays)
     counts = {
         "chunks": n,
@@ -158,9 +182,31 @@ def _heading_field(r: Record) -> list[str]:
     return parts
 
 
-def record_texts(records: Sequence[Record]) -> list[str]:
-    """The text each record is embedded as: title, headings, a blank line, the clean body."""
-    return [embedding_text(r.title, r.heading_path, r.index_text) for r in records]
+def record_texts(records: Sequence[Record]) -> Sequence[str]:
+    """The text each record is embedded as: title, headings, a blank line, the clean body.
+
+    A lazy sequence: each text is made when read, so a pack never holds a second copy of the
+    corpus (the embedding cache needs every text once, the provider only its misses).
+    """
+    return _RecordTexts(records)
+
+
+class _RecordTexts(Sequence[str]):
+    def __init__(self, records: Sequence[Record]) -> None:
+        self.records = records
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return _RecordTexts(self.records[i])
+        r = self.records[i]
+        return embedding_text(r.title, r.heading_path, r.index_text)
 
 
 def built_utc() -> str:
@@ -183,8 +229,8 @@ def encode_records(
     records: Sequence[Record],
     vectors: np.ndarray | Mapping[str, np.ndarray],
     meta: dict[str, Any],
-    bm25_hashes: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
+    blocks: Iterable[HashBlock] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
     """Build the arrays and header meta of an index from records and their vectors."""
-    arrays, meta_part = build_index_arrays(records, vectors, bm25_hashes)
+    arrays, meta_part = build_index_arrays(records, vectors, blocks)
     return arrays, {**meta, **meta_part}, built_utc()

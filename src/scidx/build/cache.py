@@ -21,7 +21,7 @@ import sqlite3
 import struct
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -419,6 +419,8 @@ class CachedEmbedder(Embedder):
         cache: The disk cache, or ``None`` to pass everything through (``--no-cache``).
         seed: Extra known vectors by :func:`cache_key` (e.g. from the previous index); consulted
             before the cache and never written to it.
+        labels: ``labels(position)`` names the input at ``position`` (a chunk id); a provider
+            with a ``describe_input`` attribute gets a lookup of its texts' names.
     """
 
     def __init__(
@@ -427,8 +429,10 @@ class CachedEmbedder(Embedder):
         cache: EmbeddingCache | None,
         *,
         seed: Mapping[bytes, np.ndarray] | None = None,
+        labels: Callable[[int], str] | None = None,
     ) -> None:
         self.inner = inner
+        self.labels = labels
         self.cache = cache
         self.seed: Mapping[bytes, np.ndarray] = seed if seed is not None else {}
         self.provider_id = inner.provider_id
@@ -479,6 +483,11 @@ class CachedEmbedder(Embedder):
             return
         self.misses += len(miss_keys)
         miss_texts = [texts[positions_of[k][0]] for k in miss_keys]
+        if self.labels is not None and hasattr(self.inner, "describe_input"):
+            # Only the texts the provider sees; a repeated text is named by its last chunk.
+            label = self.labels
+            names = (label(positions_of[k][-1]) for k in miss_keys)
+            self.inner.describe_input = dict(zip(miss_texts, names, strict=True)).get
         done = [False] * len(miss_keys)
         for batch_positions, raw in self.inner.embed_iter(miss_texts):
             vectors = self._checked_batch(raw, len(batch_positions))

@@ -86,12 +86,10 @@ def embed_records(
     provider calls)``; the arrays are those of :func:`scidx.index.vectors.encode_vectors`.
     """
     texts = record_texts(records)
-    if hasattr(embedder, "describe_input"):
-        # Lets the provider name chunks (not list positions) in its warnings.
-        embedder.describe_input = dict(zip(texts, (r.id for r in records), strict=True)).get
     cache = EmbeddingCache(default_cache_dir(cache_dir)) if use_cache else None
     try:
-        cached = CachedEmbedder(embedder, cache, seed=seed)
+        # The labels let the provider name chunks (not list positions) in its warnings.
+        cached = CachedEmbedder(embedder, cache, seed=seed, labels=lambda i: records[i].id)
         out = VectorEncoder(encoding, len(texts), embedder.dimensions)
         done = 0
         reported_hits = False

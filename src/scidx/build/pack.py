@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -214,7 +214,7 @@ def pack_records(
             encoding=vectors,
         )
         embed_seconds = time.perf_counter() - embed_started
-        bm25_hashes = bm25_pending() if bm25_pending is not None else None
+        bm25_blocks = bm25_pending() if bm25_pending is not None else None
     finally:
         pool.close()
     meta: dict[str, Any] = {
@@ -227,7 +227,8 @@ def pack_records(
         "sourceRoot": source_root,
     }
     report("index", 0, 1)
-    arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25_hashes)
+    arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25_blocks)
+    del vector_arrays, bm25_blocks  # `arrays` holds what is left of them
     report("index", 1, 1)
     result = PackResult(
         output=Path(output) if output is not None else None,
@@ -242,11 +243,9 @@ def pack_records(
         result.output_bytes = len(result.data)
     else:
         report("write", 0, 1)
-        result.output_bytes = atomic_write(
-            Path(output),
-            lambda fh: write_index(fh, arrays, meta, built_utc=built, generator=GENERATOR),
-            check=verify_written,
-        )
+        write = _write_once(arrays, meta, built)
+        del arrays  # freed once written, before the check maps the new file
+        result.output_bytes = atomic_write(Path(output), write, check=verify_written)
         report("write", 1, 1)
     result.seconds = time.perf_counter() - started
     return result
@@ -329,11 +328,12 @@ def pack_docs(
         )
         result.embed_seconds = time.perf_counter() - embed_started
         result.truncated = _truncated(run.embedder)
-        bm25_hashes = bm25_pending() if bm25_pending is not None else None
+        bm25_blocks = bm25_pending() if bm25_pending is not None else None
     finally:
         pool.close()
     report("index", 0, 1)
-    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25_hashes)
+    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25_blocks)
+    del vector_arrays, bm25_blocks  # `arrays` holds what is left of them
     report("index", 1, 1)
     if check:
         data = _in_memory(arrays, meta, built)
@@ -346,7 +346,9 @@ def pack_docs(
         result.stale = not result.up_to_date
     else:
         report("write", 0, 1)
-        result.output_bytes = _write_output(run, arrays, meta, built, chunks=len(valid))
+        write = _write_once(arrays, meta, built)
+        del arrays  # freed once written, before the check maps the new file
+        result.output_bytes = _write_output(run, write, chunks=len(valid))
         report("write", 1, 1)
     result.changes = change_report(previous, valid, result.output_bytes)
     return _finish(result, started)
@@ -479,15 +481,28 @@ def _in_memory(arrays: Mapping[str, Any], meta: Mapping[str, Any], built: str) -
     return buf.getvalue()
 
 
-def _write_output(
-    run: _Run, arrays: Mapping[str, Any], meta: Mapping[str, Any], built: str, *, chunks: int
-) -> int:
+def _write_once(
+    arrays: dict[str, Any], meta: Mapping[str, Any], built: str
+) -> Callable[[BinaryIO], None]:
+    """A writer of the index that lets go of ``arrays`` as soon as it has written them.
+
+    The check after writing maps the whole new file; with the arrays still held, the pack's
+    peak memory would be their size plus the file's.
+    """
+    held = [arrays]
+
+    def write(fh: BinaryIO) -> None:
+        write_index(fh, held.pop(), dict(meta), built_utc=built, generator=GENERATOR)
+
+    return write
+
+
+def _write_output(run: _Run, write_index_to: Callable[[BinaryIO], None], *, chunks: int) -> int:
     """Write the index, then its sidecar, each atomically; return the index size."""
     hasher = xxhash.xxh3_128()
 
     def write(fh: BinaryIO) -> None:
-        out = cast(BinaryIO, HashingWriter(fh, hasher))
-        write_index(out, dict(arrays), dict(meta), built_utc=built, generator=GENERATOR)
+        write_index_to(cast(BinaryIO, HashingWriter(fh, hasher)))
 
     size = atomic_write(run.cfg.output, write, check=verify_written)
     sidecar_doc = {

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from scidx.build.arrays import _bm25_fields
+from scidx.build.arrays import BM25_BLOCK, HashBlock, _bm25_fields
 from scidx.build.chunk import chunk_markdown
 from scidx.build.config import Config
 from scidx.build.inputs import InputFile
@@ -27,7 +27,6 @@ __all__ = ["Pool", "auto_workers", "chunk_all"]
 
 # Below this much Markdown, starting worker processes costs more than it saves.
 _PARALLEL_MIN_BYTES = 2 << 20
-_BM25_JOB_CHUNKS = 2048
 
 
 _CHUNK_JOB_BYTES = 256 << 10
@@ -140,31 +139,26 @@ class Pool:
             for future in futures:
                 future.cancel()
 
-    def start_bm25(
-        self, records: Sequence[Record]
-    ) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]] | None:
+    def start_bm25(self, records: Sequence[Record]) -> Callable[[], Iterator[HashBlock]] | None:
         """Start hashing the BM25 fields in the workers; call the result to collect them.
 
-        Started before embedding so that both keep the workers busy at once.
+        Started before embedding so that both keep the workers busy at once. The collector
+        yields one block of consecutive records at a time, in order, and lets go of each
+        block's result as it goes (see :func:`scidx.index.bm25.build_arrays_from_blocks`).
         """
         if self.executor is None:
             return None
         headings, bodies = _bm25_fields(records)
         futures = [
             self.executor.submit(
-                hash_fields, headings[i : i + _BM25_JOB_CHUNKS], bodies[i : i + _BM25_JOB_CHUNKS]
+                hash_fields, headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK]
             )
-            for i in range(0, len(bodies), _BM25_JOB_CHUNKS)
+            for i in range(0, len(bodies), BM25_BLOCK)
         ]
 
-        def collect() -> tuple[list[np.ndarray], list[np.ndarray]]:
-            heads: list[np.ndarray] = []
-            texts: list[np.ndarray] = []
-            for future in futures:
-                h, t = future.result()
-                heads.extend(h)
-                texts.extend(t)
-            return heads, texts
+        def collect() -> Iterator[HashBlock]:
+            while futures:
+                yield futures.pop(0).result()
 
         return collect
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,7 @@ __all__ = [
     "PostingLookup",
     "Postings",
     "build_arrays",
+    "build_arrays_from_blocks",
     "build_arrays_from_hashes",
     "hash_fields",
     "keyword_top_k",
@@ -161,74 +162,45 @@ def build_arrays_from_hashes(
     n = len(body_hashes)
     if len(heading_hashes) != n:
         raise ValueError(f"heading_hashes has {len(heading_hashes)} entries but bodies has {n}")
+    blocks = (
+        (heading_hashes[i : i + _BUILD_BLOCK], body_hashes[i : i + _BUILD_BLOCK])
+        for i in range(0, n, _BUILD_BLOCK)
+    )
+    return build_arrays_from_blocks(blocks, n, k1=k1, b=b, heading_weight=heading_weight)
+
+
+def build_arrays_from_blocks(
+    blocks: Iterable[tuple[Sequence[npt.NDArray[np.uint64]], Sequence[npt.NDArray[np.uint64]]]],
+    n: int,
+    *,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    heading_weight: float = DEFAULT_HEADING_WEIGHT,
+) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+    """:func:`build_arrays_from_hashes` from ``(heading hashes, body hashes)`` blocks.
+
+    The blocks cover the ``n`` chunks in order, each block a run of consecutive chunks (the
+    result of one :func:`hash_fields` call). Each block is reduced to postings and dropped
+    before the next is read, so a packer streaming blocks never holds every term occurrence of
+    the corpus; the second pass then sorts the postings one hash range at a time. Memory is
+    about 28 bytes per posting at the peak, and the bytes never depend on the blocking.
+
+    Raises:
+        ValueError: The blocks do not cover exactly ``n`` chunks, or a bad parameter.
+    """
     _check_params(k1, b, heading_weight)
-    if not heading_weight:
-        heading_hashes = [np.zeros(0, dtype=np.uint64)] * n
-
-    # Pass 1, a block of chunks at a time: each chunk's distinct terms with their weighted term
-    # frequency, so that only the P postings (not every term occurrence) are ever held
-    # together. The result does not depend on the block size: each (term, chunk) run is summed
-    # on its own (exactly, for field weights that are small binary fractions such as 2.0).
-    post_hash_parts: list[npt.NDArray[np.uint64]] = []
-    post_doc_parts: list[npt.NDArray[np.uint32]] = []
-    tf_parts: list[npt.NDArray[np.float64]] = []
-    dl_float = np.zeros(n, dtype=np.float64)
-    for start in range(0, n, _BUILD_BLOCK):
-        stop = min(start + _BUILD_BLOCK, n)
-        pairs = zip(heading_hashes[start:stop], body_hashes[start:stop], strict=True)
-        parts = [p for pair in pairs for p in pair]
-        lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
-        hashes = np.concatenate(parts).astype(np.uint64, copy=False)
-        did = np.repeat(np.repeat(np.arange(start, stop, dtype=np.int64), 2), lengths)
-        weight = np.repeat(np.tile(np.array([heading_weight, 1.0]), stop - start), lengths)
-        dl_float[start:stop] = np.bincount(did - start, weights=weight, minlength=stop - start)
-        if not hashes.shape[0]:
-            continue
-        order = np.lexsort((did, hashes))
-        hashes, did, weight = hashes[order], did[order], weight[order]
-        first = np.ones(hashes.shape[0], dtype=bool)
-        first[1:] = (hashes[1:] != hashes[:-1]) | (did[1:] != did[:-1])
-        runs = np.flatnonzero(first)
-        post_hash_parts.append(hashes[runs])
-        post_doc_parts.append(did[runs].astype(np.uint32))
-        tf_parts.append(np.add.reduceat(weight, runs))
-    post_hash = _concat(post_hash_parts, np.uint64)
-    post_doc = _concat(post_doc_parts, np.uint32)
-    tf = _concat(tf_parts, np.float64)
-    del post_hash_parts, post_doc_parts, tf_parts
-
-    # Pass 2: CSR order, terms by hash, chunks ascending within a term. A (practically
-    # impossible) 64-bit collision merges two terms, which is what the query side does too.
-    order = np.lexsort((post_doc, post_hash))
-    post_hash, post_doc, tf = post_hash[order], post_doc[order], tf[order]
-    del order
-    new_term = np.ones(post_hash.shape[0], dtype=bool)
-    new_term[1:] = post_hash[1:] != post_hash[:-1]
-    term_start = np.flatnonzero(new_term)
-    term_hashes = post_hash[term_start]
-    v = int(term_hashes.shape[0])
-    post_term = np.cumsum(new_term, dtype=np.int64) - 1
-    del post_hash, new_term
-
-    doc_len = np.rint(dl_float).astype(np.uint32)
+    parts = _PostingParts(n, heading_weight)
+    for heads, bodies in blocks:
+        if len(heads) != len(bodies):
+            raise ValueError(f"a block has {len(heads)} headings but {len(bodies)} bodies")
+        for i in range(0, len(bodies), _BUILD_BLOCK):
+            parts.add(heads[i : i + _BUILD_BLOCK], bodies[i : i + _BUILD_BLOCK])
+        del heads, bodies  # the block's occurrences are not needed once reduced
+    if parts.chunks != n:
+        raise ValueError(f"the blocks hold {parts.chunks} chunks, not {n}")
+    doc_len = np.rint(parts.dl_float).astype(np.uint32)
     avgdl = float(doc_len.mean()) if n and doc_len.any() else 1.0
-
-    df_count = np.diff(np.append(term_start, post_doc.shape[0]))
-    term_ptr = np.zeros(v + 1, dtype=np.uint64)
-    term_ptr[1:] = np.cumsum(df_count, dtype=np.uint64)
-    df = df_count.astype(np.float64)
-    idf = np.log1p((n - df + 0.5) / (df + 0.5))
-    dl = doc_len.astype(np.float64)[post_doc]
-    norm = k1 * (1.0 - b + b * dl / avgdl)
-    impact = idf[post_term] * tf * (k1 + 1.0) / (tf + norm)
-
-    arrays: dict[str, np.ndarray] = {
-        "bm25.term_hash": np.ascontiguousarray(term_hashes, dtype=np.uint64),
-        "bm25.term_ptr": term_ptr,
-        "bm25.post_doc": np.ascontiguousarray(post_doc),
-        "bm25.post_weight": impact.astype(np.float32),
-        "bm25.doc_len": doc_len,
-    }
+    arrays = parts.finish(doc_len, avgdl, k1, b)
     meta: dict[str, object] = {
         "k1": float(k1),
         "b": float(b),
@@ -241,8 +213,121 @@ def build_arrays_from_hashes(
     return arrays, meta
 
 
+class _PostingParts:
+    """Pass 1 of the BM25 build: chunks' term occurrences reduced to sorted postings parts.
+
+    Each part covers consecutive chunks and is sorted by (term hash, chunk); it holds each
+    chunk's distinct terms with their weighted term frequency, so only the P postings (not
+    every term occurrence) are ever held together. The result does not depend on how the
+    chunks were split into parts: each (term, chunk) run is summed on its own, in input order
+    (exactly, for field weights that are small binary fractions such as 2.0).
+    """
+
+    def __init__(self, n: int, heading_weight: float) -> None:
+        self.heading_weight = heading_weight
+        self.chunks = 0
+        self.dl_float = np.zeros(n, dtype=np.float64)
+        self.hashes: list[npt.NDArray[np.uint64]] = []
+        self.docs: list[npt.NDArray[np.uint32]] = []
+        self.tfs: list[npt.NDArray[np.float64]] = []
+
+    def add(
+        self,
+        heads: Sequence[npt.NDArray[np.uint64]],
+        bodies: Sequence[npt.NDArray[np.uint64]],
+    ) -> None:
+        """Reduce the next chunks (their heading and body hashes) to a part."""
+        start, count = self.chunks, len(bodies)
+        stop = start + count
+        if stop > self.dl_float.shape[0]:
+            raise ValueError(f"the blocks hold more than {self.dl_float.shape[0]} chunks")
+        self.chunks = stop
+        if not self.heading_weight:
+            heads = [np.zeros(0, dtype=np.uint64)] * count
+        parts = [p for pair in zip(heads, bodies, strict=True) for p in pair]
+        if not parts:
+            return
+        lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
+        hashes = np.concatenate(parts).astype(np.uint64, copy=False)
+        did = np.repeat(np.repeat(np.arange(start, stop, dtype=np.int64), 2), lengths)
+        weight = np.repeat(np.tile(np.array([self.heading_weight, 1.0]), count), lengths)
+        self.dl_float[start:stop] = np.bincount(did - start, weights=weight, minlength=count)
+        if not hashes.shape[0]:
+            return
+        order = np.lexsort((did, hashes))
+        hashes, did, weight = hashes[order], did[order], weight[order]
+        first = np.ones(hashes.shape[0], dtype=bool)
+        first[1:] = (hashes[1:] != hashes[:-1]) | (did[1:] != did[:-1])
+        runs = np.flatnonzero(first)
+        self.hashes.append(hashes[runs])
+        self.docs.append(did[runs].astype(np.uint32))
+        self.tfs.append(np.add.reduceat(weight, runs))
+
+    def finish(
+        self, doc_len: npt.NDArray[np.uint32], avgdl: float, k1: float, b: float
+    ) -> dict[str, np.ndarray]:
+        """Pass 2: CSR order (terms by hash, chunks ascending within a term) and impacts.
+
+        Done one range of hash values at a time: a term's postings all fall in one range, so
+        its document frequency is known there, and the ranges in order are the global order.
+        Only the output arrays and one range's copies exist next to the parts. A (practically
+        impossible) 64-bit collision merges two terms, which is what the query side does too.
+        """
+        total = sum(h.shape[0] for h in self.hashes)
+        post_doc = np.empty(total, dtype=np.uint32)
+        post_weight = np.empty(total, dtype=np.float32)
+        term_parts: list[npt.NDArray[np.uint64]] = []
+        df_parts: list[npt.NDArray[np.int64]] = []
+        n = doc_len.shape[0]
+        dl_norm = k1 * (1.0 - b + b * doc_len.astype(np.float64) / avgdl)
+        bits = min(max((total // _PASS2_POSTINGS).bit_length(), 0), 16)
+        bounds = [np.uint64(i) << np.uint64(64 - bits) for i in range(1, 1 << bits)] if bits else []
+        cuts = [h.searchsorted(np.array(bounds, dtype=np.uint64)) for h in self.hashes]
+        out = 0
+        for r in range(1 << bits):
+            sel = [
+                (p, int(c[r - 1]) if r else 0, int(c[r]) if r < len(bounds) else h.shape[0])
+                for p, (h, c) in enumerate(zip(self.hashes, cuts, strict=True))
+            ]
+            sel = [(p, lo, hi) for p, lo, hi in sel if hi > lo]
+            if not sel:
+                continue
+            ph = np.concatenate([self.hashes[p][lo:hi] for p, lo, hi in sel])
+            pd = np.concatenate([self.docs[p][lo:hi] for p, lo, hi in sel])
+            tf = np.concatenate([self.tfs[p][lo:hi] for p, lo, hi in sel])
+            order = np.lexsort((pd, ph))
+            ph, pd, tf = ph[order], pd[order], tf[order]
+            new_term = np.ones(ph.shape[0], dtype=bool)
+            new_term[1:] = ph[1:] != ph[:-1]
+            term_start = np.flatnonzero(new_term)
+            df_count = np.diff(np.append(term_start, ph.shape[0]))
+            df = df_count.astype(np.float64)
+            idf = np.log1p((n - df + 0.5) / (df + 0.5))
+            post_term = np.cumsum(new_term, dtype=np.int64) - 1
+            impact = idf[post_term] * tf * (k1 + 1.0) / (tf + dl_norm[pd])
+            post_doc[out : out + ph.shape[0]] = pd
+            post_weight[out : out + ph.shape[0]] = impact
+            out += ph.shape[0]
+            term_parts.append(ph[term_start])
+            df_parts.append(df_count)
+        self.hashes, self.docs, self.tfs = [], [], []
+        df_all = _concat(df_parts, np.int64)
+        term_ptr = np.zeros(df_all.shape[0] + 1, dtype=np.uint64)
+        term_ptr[1:] = np.cumsum(df_all, dtype=np.uint64)
+        return {
+            "bm25.term_hash": np.ascontiguousarray(_concat(term_parts, np.uint64)),
+            "bm25.term_ptr": term_ptr,
+            "bm25.post_doc": post_doc,
+            "bm25.post_weight": post_weight,
+            "bm25.doc_len": doc_len,
+        }
+
+
 _BUILD_BLOCK = 8192
 """Chunks whose term occurrences are reduced to postings at a time (bounds build memory)."""
+
+_PASS2_POSTINGS = 1 << 19
+"""About how many postings pass 2 sorts at a time (it splits the hash range in powers of 2)."""
 
 
 def _concat(parts: Sequence[np.ndarray], dtype: type) -> np.ndarray:

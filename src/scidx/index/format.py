@@ -1039,17 +1039,28 @@ class StringTable:
                 f"string table `{self.name}` row {row} has offsets "
                 f"{int(offs[row])}..{int(offs[row + 1])}, out of order"
             )
-        raw = self._data.tobytes()
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            row = max(int(np.searchsorted(offs, exc.start, side="right")) - 1, 0)
-            raise self._error(
-                f"string table `{self.name}` row {row} is not valid UTF-8 ({exc.reason})"
-            ) from None
+        data = self._data
+        size = int(data.shape[0])
+        # Decoded a block at a time (never a copy of the whole blob, which can be most of the
+        # file); a block takes the continuation bytes (at most 3) of its last character along,
+        # so valid text is never split. Invalid bytes fail in whichever block holds them.
+        lo = 0
+        while lo < size:
+            hi = min(lo + _VALIDATE_BLOCK, size)
+            for _ in range(3):
+                if hi < size and (int(data[hi]) & 0xC0) == 0x80:
+                    hi += 1
+            try:
+                data[lo:hi].tobytes().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                row = max(int(np.searchsorted(offs, lo + exc.start, side="right")) - 1, 0)
+                raise self._error(
+                    f"string table `{self.name}` row {row} is not valid UTF-8 ({exc.reason})"
+                ) from None
+            lo = hi
         # The blob is valid UTF-8; each row is too iff no boundary splits a character, i.e. no
         # inner offset points at a continuation byte (0b10xxxxxx).
-        inner = offs[(offs > 0) & (offs < len(raw))].astype(np.intp)
+        inner = offs[(offs > 0) & (offs < size)].astype(np.intp)
         split = np.flatnonzero((self._data[inner] & 0xC0) == 0x80)
         if len(split):
             at = int(inner[split[0]])
@@ -1057,6 +1068,10 @@ class StringTable:
             raise self._error(
                 f"string table `{self.name}` row {row} starts inside a UTF-8 character (byte {at})"
             )
+
+
+_VALIDATE_BLOCK = 1 << 20
+"""Bytes of a string table decoded at a time by :meth:`StringTable.validate_all`."""
 
 
 def read_string_table(buf: Buffer, header: Header, name: str) -> StringTable:

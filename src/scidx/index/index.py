@@ -252,26 +252,7 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     ptr = bm.term_ptr.astype(np.int64)
     if bool(np.any(ptr[1:] < ptr[:-1])):
         raise _corrupt(src, "array `bm25.term_ptr` is not monotonic")
-    docs = bm.post_doc.astype(np.int64)
-    if docs.shape[0] and int(docs.max()) >= n:
-        raise _corrupt(src, f"array `bm25.post_doc` points past the {n} chunks")
-    # Within each term's run the chunk rows must strictly increase.
-    if docs.shape[0] > 1:
-        rising = docs[1:] > docs[:-1]
-        starts = np.zeros(docs.shape[0], dtype=bool)
-        inner = ptr[1:-1]
-        starts[inner[(inner > 0) & (inner < docs.shape[0])]] = True
-        if not bool(np.all(rising | starts[1:])):
-            raise _corrupt(src, "array `bm25.post_doc` is not ascending within a term")
-    if not bool(np.all(np.isfinite(bm.post_weight))):
-        raise _corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
-    negative = np.flatnonzero(bm.post_weight < 0)
-    if negative.shape[0]:
-        raise _corrupt(
-            src,
-            f"array `bm25.post_weight` holds a negative BM25 weight at posting "
-            f"{int(negative[0])} (BM25 impacts are never negative)",
-        )
+    _verify_postings(src, bm, n)
     assert corpus.store is not None  # always set by _build_corpus
     corpus.store.verify()
     if corpus.store.encoding == "float32":
@@ -287,6 +268,40 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
             value = None
         if not isinstance(value, dict):
             raise _corrupt(src, f"`source.meta` row {row} is not a JSON object")
+
+
+def _verify_postings(src: str, bm: BM25Arrays, n: int) -> None:
+    """Postings point at chunks, ascend within a term, and carry finite, non-negative weights.
+
+    Checked a block at a time: the postings can be most of a file, and a packer verifies the
+    file it has just written, so a full-size temporary would add to its peak memory.
+    """
+    ptr = bm.term_ptr.astype(np.int64)
+    docs = bm.post_doc  # uint32: compared as stored, never widened (it can be most of a file)
+    if docs.shape[0] and int(docs.max()) >= n:
+        raise _corrupt(src, f"array `bm25.post_doc` points past the {n} chunks")
+    # Within each term's run the chunk rows must strictly increase.
+    if docs.shape[0] > 1:
+        starts = np.zeros(docs.shape[0], dtype=bool)
+        inner = ptr[1:-1]
+        starts[inner[(inner > 0) & (inner < docs.shape[0])]] = True
+        for lo in range(0, docs.shape[0] - 1, _VERIFY_POSTINGS):
+            hi = min(lo + _VERIFY_POSTINGS, docs.shape[0] - 1)
+            rising = docs[lo + 1 : hi + 1] > docs[lo:hi]
+            if not bool(np.all(rising | starts[lo + 1 : hi + 1])):
+                raise _corrupt(src, "array `bm25.post_doc` is not ascending within a term")
+    weights = bm.post_weight
+    for lo in range(0, weights.shape[0], _VERIFY_POSTINGS):
+        block = weights[lo : lo + _VERIFY_POSTINGS]
+        if not bool(np.all(np.isfinite(block))):
+            raise _corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
+        negative = np.flatnonzero(block < 0)
+        if negative.shape[0]:
+            raise _corrupt(
+                src,
+                f"array `bm25.post_weight` holds a negative BM25 weight at posting "
+                f"{lo + int(negative[0])} (BM25 impacts are never negative)",
+            )
 
 
 def _verify_vector_keys(buf: Any, header: Header, corpus: Corpus) -> None:
@@ -312,6 +327,7 @@ def _verify_vector_keys(buf: Any, header: Header, corpus: Corpus) -> None:
 # Rows whose L2 norm is further than this from 1 are not the unit vectors FORMAT.md requires.
 _NORM_TOLERANCE = 1e-3
 _VERIFY_BLOCK = 1 << 14
+_VERIFY_POSTINGS = 1 << 22  # postings checked at a time by verify=True
 
 
 def _verify_vectors(src: str, vectors: np.ndarray) -> None:

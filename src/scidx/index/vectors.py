@@ -247,11 +247,20 @@ class VectorEncoder:
         if self.encoding == "float32":
             self.arrays["vectors"][rows] = v
             return
-        codes, scale = quantize_int8(v)
-        self.arrays["vectors.i8"][rows] = codes.view(np.uint8)
-        self.arrays["vectors.scale"][rows] = scale
-        if self.encoding == "binary":
-            self.arrays["vectors.bits"][rows] = sign_bits(codes)
+        if isinstance(rows, slice):
+            rows = np.arange(*rows.indices(self.n), dtype=np.intp)
+        # A few thousand rows at a time: quantising works in float64, and a provider's batch
+        # (with a text repeated across many chunks) can be tens of thousands of rows.
+        for lo in range(0, v.shape[0], _PUT_ROWS):
+            part = rows[lo : lo + _PUT_ROWS]
+            codes, scale = quantize_int8(v[lo : lo + _PUT_ROWS])
+            self.arrays["vectors.i8"][part] = codes.view(np.uint8)
+            self.arrays["vectors.scale"][part] = scale
+            if self.encoding == "binary":
+                self.arrays["vectors.bits"][part] = sign_bits(codes)
+
+
+_PUT_ROWS = 4096
 
 
 def encode_vectors(vectors: npt.ArrayLike, encoding: str) -> dict[str, np.ndarray]:
