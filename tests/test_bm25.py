@@ -229,7 +229,10 @@ def test_build_bytes_do_not_depend_on_blocks_or_hash_ranges(
     expected, meta = build_arrays(heads, bodies)  # one block, one hash range
     monkeypatch.setattr(bm25, "_PASS2_POSTINGS", pass2)
     h, b = bm25.hash_fields(heads, bodies)
-    blocks = ((h[i : i + block], b[i : i + block]) for i in range(0, len(b), block))
+    blocks = (
+        bm25.TermBlock.from_hashes(h[i : i + block], b[i : i + block])
+        for i in range(0, len(b), block)
+    )
     got, got_meta = bm25.build_arrays_from_blocks(blocks, len(bodies))
     assert got_meta == meta
     assert set(got) == set(expected)
@@ -239,10 +242,22 @@ def test_build_bytes_do_not_depend_on_blocks_or_hash_ranges(
 
 
 def test_blocks_must_cover_every_chunk() -> None:
-    h, b = bm25.hash_fields(["", ""], ["alpha", "beta"])
+    block = bm25.hash_terms(["", ""], ["alpha", "beta"])
     with pytest.raises(ValueError, match="the blocks hold 2 chunks, not 3"):
-        bm25.build_arrays_from_blocks([(h, b)], 3)
+        bm25.build_arrays_from_blocks([block], 3)
     with pytest.raises(ValueError, match="more than 1 chunks"):
-        bm25.build_arrays_from_blocks([(h, b)], 1)
+        bm25.build_arrays_from_blocks([block], 1)
+    h, b = bm25.hash_fields(["", ""], ["alpha", "beta"])
     with pytest.raises(ValueError, match="a block has 1 headings but 2 bodies"):
-        bm25.build_arrays_from_blocks([(h[:1], b)], 2)
+        bm25.TermBlock.from_hashes(h[:1], b)
+
+
+def test_hash_fields_is_hash_terms_per_chunk() -> None:
+    heads = ["Title", "", "Install Guide"]
+    bodies = ["reading files", "", "the read_to_string function reads"]
+    h, b = bm25.hash_fields(heads, bodies)
+    assert [x.tolist() for x in h] == [[term_hash(t) for t in tokenize(x)] for x in heads]
+    assert [x.tolist() for x in b] == [[term_hash(t) for t in tokenize(x)] for x in bodies]
+    assert bm25.hash_fields([], []) == ([], [])
+    block = bm25.hash_terms(None, bodies)
+    assert block.chunks == 3 and block.head_lens.tolist() == [0, 0, 0]

@@ -18,8 +18,9 @@ from scidx.index.bm25 import (
     DEFAULT_B,
     DEFAULT_HEADING_WEIGHT,
     DEFAULT_K1,
+    TermBlock,
     build_arrays_from_blocks,
-    hash_fields,
+    hash_terms,
 )
 from scidx.index.format import encode_strings
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
@@ -32,7 +33,6 @@ __all__ = [
     "BM25_K1",
     "GENERATOR",
     "PACKER_VERSION",
-    "HashBlock",
     "bm25_blocks",
     "build_index_arrays",
     "built_utc",
@@ -66,24 +66,21 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-HashBlock = tuple[list[np.ndarray], list[np.ndarray]]
-"""The heading and body term hashes of a run of consecutive records (one ``hash_fields`` call)."""
-
 BM25_BLOCK = 2048
-"""Records tokenised per :func:`scidx.index.bm25.hash_fields` call (a worker job, or in-process)."""
+"""Records tokenised per :func:`scidx.index.bm25.hash_terms` call (a worker job, or in-process)."""
 
 
-def bm25_blocks(records: Sequence[Record]) -> Iterator[HashBlock]:
-    """The records' BM25 term hashes, tokenised here one block at a time as they are read."""
+def bm25_blocks(records: Sequence[Record]) -> Iterator[TermBlock]:
+    """The records' BM25 term occurrences, tokenised here one block at a time as they are read."""
     headings, bodies = _bm25_fields(records)
     for i in range(0, len(records), BM25_BLOCK):
-        yield hash_fields(headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK])
+        yield hash_terms(headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK])
 
 
 def build_index_arrays(
     records: Sequence[Record],
     vectors: np.ndarray | Mapping[str, np.ndarray],
-    blocks: Iterable[HashBlock] | None = None,
+    blocks: Iterable[TermBlock] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Build every named array of an index from validated, ordered records and their vectors.
 
@@ -94,8 +91,8 @@ def build_index_arrays(
         records: Validated records in canonical order.
         vectors: Their embeddings, row for row: a float matrix (stored as float32) or the
             arrays of one encoding (from :func:`scidx.index.vectors.encode_vectors`).
-        blocks: The records' BM25 term hashes in order, one block of records at a time,
-            already computed by :func:`scidx.index.bm25.hash_fields` (in worker processes);
+        blocks: The records' BM25 term occurrences in order, one block of records at a time,
+            already computed by :func:`scidx.index.bm25.hash_terms` (in worker processes);
             computed here when None (:func:`bm25_blocks`).
 
     Returns:
@@ -229,7 +226,7 @@ def encode_records(
     records: Sequence[Record],
     vectors: np.ndarray | Mapping[str, np.ndarray],
     meta: dict[str, Any],
-    blocks: Iterable[HashBlock] | None = None,
+    blocks: Iterable[TermBlock] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
     """Build the arrays and header meta of an index from records and their vectors."""
     arrays, meta_part = build_index_arrays(records, vectors, blocks)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from scidx.build.arrays import BM25_BLOCK, HashBlock, _bm25_fields
+from scidx.build.arrays import BM25_BLOCK, _bm25_fields
 from scidx.build.chunk import chunk_markdown
 from scidx.build.config import Config
 from scidx.build.inputs import InputFile
@@ -19,9 +19,7 @@ from scidx.build.sources import decode_source
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError
-from scidx.index.bm25 import (
-    hash_fields,
-)
+from scidx.index.bm25 import TermBlock, hash_terms
 
 __all__ = ["Pool", "auto_workers", "chunk_all"]
 
@@ -139,7 +137,7 @@ class Pool:
             for future in futures:
                 future.cancel()
 
-    def start_bm25(self, records: Sequence[Record]) -> Callable[[], Iterator[HashBlock]] | None:
+    def start_bm25(self, records: Sequence[Record]) -> Callable[[], Iterator[TermBlock]] | None:
         """Start hashing the BM25 fields in the workers; call the result to collect them.
 
         Started before embedding so that both keep the workers busy at once. The collector
@@ -151,12 +149,12 @@ class Pool:
         headings, bodies = _bm25_fields(records)
         futures = [
             self.executor.submit(
-                hash_fields, headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK]
+                hash_terms, headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK]
             )
             for i in range(0, len(bodies), BM25_BLOCK)
         ]
 
-        def collect() -> Iterator[HashBlock]:
+        def collect() -> Iterator[TermBlock]:
             while futures:
                 yield futures.pop(0).result()
 

@@ -48,7 +48,9 @@ __all__ = [
     "build_arrays",
     "build_arrays_from_blocks",
     "build_arrays_from_hashes",
+    "TermBlock",
     "hash_fields",
+    "hash_terms",
     "keyword_top_k",
     "query_terms",
     "score_postings",
@@ -107,10 +109,15 @@ def build_arrays(
     if len(headings) != len(bodies):
         raise ValueError(f"headings has {len(headings)} entries but bodies has {len(bodies)}")
     _check_params(k1, b, heading_weight)
-    heading_hashes, body_hashes = hash_fields(headings if heading_weight else None, bodies)
-    return build_arrays_from_hashes(
-        heading_hashes, body_hashes, k1=k1, b=b, heading_weight=heading_weight
+    heads = headings if heading_weight else None
+    blocks = (
+        hash_terms(
+            heads[i : i + _BUILD_BLOCK] if heads is not None else None,
+            bodies[i : i + _BUILD_BLOCK],
+        )
+        for i in range(0, len(bodies), _BUILD_BLOCK)
     )
+    return build_arrays_from_blocks(blocks, len(bodies), k1=k1, b=b, heading_weight=heading_weight)
 
 
 def _check_params(k1: float, b: float, heading_weight: float) -> None:
@@ -123,28 +130,94 @@ def _check_params(k1: float, b: float, heading_weight: float) -> None:
         raise ValueError(f"heading_weight must be >= 0, got {heading_weight!r}")
 
 
+@dataclass(frozen=True)
+class TermBlock:
+    """The term occurrences of a run of consecutive chunks, compactly (what a worker returns).
+
+    Each occurrence is a 4-byte index into the block's table of distinct term hashes, so a
+    block is about half the size of the hashes themselves and is a handful of arrays however
+    many chunks it holds (cheap to send between processes).
+
+    Attributes:
+        hashes: The block's distinct term hashes (``uint64``).
+        head_ids: Heading occurrences of every chunk in turn, as indexes into ``hashes``.
+        head_lens: Heading occurrences per chunk.
+        body_ids: Body occurrences of every chunk in turn.
+        body_lens: Body occurrences per chunk.
+    """
+
+    hashes: npt.NDArray[np.uint64]
+    head_ids: npt.NDArray[np.uint32]
+    head_lens: npt.NDArray[np.int64]
+    body_ids: npt.NDArray[np.uint32]
+    body_lens: npt.NDArray[np.int64]
+
+    @property
+    def chunks(self) -> int:
+        """How many chunks the block holds."""
+        return int(self.body_lens.shape[0])
+
+    @classmethod
+    def from_hashes(
+        cls,
+        heads: Sequence[npt.NDArray[np.uint64]],
+        bodies: Sequence[npt.NDArray[np.uint64]],
+    ) -> TermBlock:
+        """The block of per-chunk heading and body hash arrays (as :func:`hash_fields` gives)."""
+        if len(heads) != len(bodies):
+            raise ValueError(f"a block has {len(heads)} headings but {len(bodies)} bodies")
+        empty = np.zeros(0, dtype=np.uint64)
+        head_all = np.concatenate([empty, *heads]).astype(np.uint64, copy=False)
+        body_all = np.concatenate([empty, *bodies]).astype(np.uint64, copy=False)
+        table, inverse = np.unique(np.concatenate([head_all, body_all]), return_inverse=True)
+        ids: npt.NDArray[np.uint32] = inverse.astype(np.uint32)
+        return cls(
+            table,
+            ids[: head_all.shape[0]],
+            np.array([h.shape[0] for h in heads], dtype=np.int64),
+            ids[head_all.shape[0] :],
+            np.array([t.shape[0] for t in bodies], dtype=np.int64),
+        )
+
+
+def hash_terms(headings: Sequence[str] | None, bodies: Sequence[str]) -> TermBlock:
+    """Tokenise each chunk's heading and body into a :class:`TermBlock` (in text order).
+
+    The packer runs this in worker processes and streams the blocks to
+    :func:`build_arrays_from_blocks`. ``headings`` None gives empty heading fields.
+    """
+    # Each distinct term is hashed once per call, however often it occurs.
+    vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    getid = vocab.__getitem__
+    heads = [tokenize(h) for h in headings] if headings is not None else [[] for _ in bodies]
+    head_ids = np.fromiter(
+        (getid(t) for terms in heads for t in terms), dtype=np.uint32, count=sum(map(len, heads))
+    )
+    head_lens = np.array([len(terms) for terms in heads], dtype=np.int64)
+    del heads
+    body_lens = np.zeros(len(bodies), dtype=np.int64)
+    body_parts: list[npt.NDArray[np.uint32]] = []
+    for i, text in enumerate(bodies):
+        terms = tokenize(text)
+        body_lens[i] = len(terms)
+        body_parts.append(np.fromiter(map(getid, terms), dtype=np.uint32, count=len(terms)))
+    body_ids = np.concatenate(body_parts) if body_parts else np.zeros(0, dtype=np.uint32)
+    table = np.fromiter((term_hash(t) for t in vocab), dtype=np.uint64, count=len(vocab))
+    return TermBlock(table, head_ids, head_lens, body_ids, body_lens)
+
+
 def hash_fields(
     headings: Sequence[str] | None, bodies: Sequence[str]
 ) -> tuple[list[npt.NDArray[np.uint64]], list[npt.NDArray[np.uint64]]]:
     """Tokenise each chunk's heading and body and return their term hashes, in text order.
 
-    The packer runs this in worker processes (numpy arrays travel cheaply between them) and
-    hands the results to :func:`build_arrays_from_hashes`. ``headings`` None gives empty
-    heading fields.
+    The per-chunk form of :func:`hash_terms` (for callers that want each chunk's hashes).
+    ``headings`` None gives empty heading fields.
     """
-    # Each distinct term is hashed once per call, however often it occurs.
-    vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    getid = vocab.__getitem__
-    head_ids = [list(map(getid, tokenize(h))) for h in headings] if headings is not None else None
-    body_ids = [list(map(getid, tokenize(t))) for t in bodies]
-    table = np.fromiter((term_hash(t) for t in vocab), dtype=np.uint64, count=len(vocab))
-    empty = np.zeros(0, dtype=np.uint64)
-
-    def lookup(ids: list[int]) -> npt.NDArray[np.uint64]:
-        return table[np.asarray(ids, dtype=np.int64)] if ids else empty
-
-    heads = [lookup(ids) for ids in head_ids] if head_ids is not None else [empty] * len(bodies)
-    return heads, [lookup(ids) for ids in body_ids]
+    block = hash_terms(headings, bodies)
+    heads = np.split(block.hashes[block.head_ids], np.cumsum(block.head_lens)[:-1])
+    texts = np.split(block.hashes[block.body_ids], np.cumsum(block.body_lens)[:-1])
+    return list(heads) if len(bodies) else [], list(texts) if len(bodies) else []
 
 
 def build_arrays_from_hashes(
@@ -163,24 +236,26 @@ def build_arrays_from_hashes(
     if len(heading_hashes) != n:
         raise ValueError(f"heading_hashes has {len(heading_hashes)} entries but bodies has {n}")
     blocks = (
-        (heading_hashes[i : i + _BUILD_BLOCK], body_hashes[i : i + _BUILD_BLOCK])
+        TermBlock.from_hashes(
+            heading_hashes[i : i + _BUILD_BLOCK], body_hashes[i : i + _BUILD_BLOCK]
+        )
         for i in range(0, n, _BUILD_BLOCK)
     )
     return build_arrays_from_blocks(blocks, n, k1=k1, b=b, heading_weight=heading_weight)
 
 
 def build_arrays_from_blocks(
-    blocks: Iterable[tuple[Sequence[npt.NDArray[np.uint64]], Sequence[npt.NDArray[np.uint64]]]],
+    blocks: Iterable[TermBlock],
     n: int,
     *,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
     heading_weight: float = DEFAULT_HEADING_WEIGHT,
 ) -> tuple[dict[str, np.ndarray], dict[str, object]]:
-    """:func:`build_arrays_from_hashes` from ``(heading hashes, body hashes)`` blocks.
+    """:func:`build_arrays_from_hashes` from :class:`TermBlock` blocks.
 
     The blocks cover the ``n`` chunks in order, each block a run of consecutive chunks (the
-    result of one :func:`hash_fields` call). Each block is reduced to postings and dropped
+    result of one :func:`hash_terms` call). Each block is reduced to postings and dropped
     before the next is read, so a packer streaming blocks never holds every term occurrence of
     the corpus; the second pass then sorts the postings one hash range at a time. Memory is
     about 28 bytes per posting at the peak, and the bytes never depend on the blocking.
@@ -190,12 +265,9 @@ def build_arrays_from_blocks(
     """
     _check_params(k1, b, heading_weight)
     parts = _PostingParts(n, heading_weight)
-    for heads, bodies in blocks:
-        if len(heads) != len(bodies):
-            raise ValueError(f"a block has {len(heads)} headings but {len(bodies)} bodies")
-        for i in range(0, len(bodies), _BUILD_BLOCK):
-            parts.add(heads[i : i + _BUILD_BLOCK], bodies[i : i + _BUILD_BLOCK])
-        del heads, bodies  # the block's occurrences are not needed once reduced
+    for block in blocks:
+        parts.add(block)
+        del block  # the block's occurrences are not needed once reduced
     if parts.chunks != n:
         raise ValueError(f"the blocks hold {parts.chunks} chunks, not {n}")
     doc_len = np.rint(parts.dl_float).astype(np.uint32)
@@ -231,26 +303,31 @@ class _PostingParts:
         self.docs: list[npt.NDArray[np.uint32]] = []
         self.tfs: list[npt.NDArray[np.float64]] = []
 
-    def add(
-        self,
-        heads: Sequence[npt.NDArray[np.uint64]],
-        bodies: Sequence[npt.NDArray[np.uint64]],
-    ) -> None:
-        """Reduce the next chunks (their heading and body hashes) to a part."""
-        start, count = self.chunks, len(bodies)
+    def add(self, block: TermBlock) -> None:
+        """Reduce the next chunks' term occurrences to a part."""
+        start, count = self.chunks, block.chunks
         stop = start + count
         if stop > self.dl_float.shape[0]:
             raise ValueError(f"the blocks hold more than {self.dl_float.shape[0]} chunks")
+        if block.head_lens.shape[0] != count:
+            raise ValueError(f"a block has {block.head_lens.shape[0]} headings but {count} bodies")
         self.chunks = stop
-        if not self.heading_weight:
-            heads = [np.zeros(0, dtype=np.uint64)] * count
-        parts = [p for pair in zip(heads, bodies, strict=True) for p in pair]
-        if not parts:
-            return
-        lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
-        hashes = np.concatenate(parts).astype(np.uint64, copy=False)
-        did = np.repeat(np.repeat(np.arange(start, stop, dtype=np.int64), 2), lengths)
-        weight = np.repeat(np.tile(np.array([self.heading_weight, 1.0]), count), lengths)
+        docs = np.arange(start, stop, dtype=np.int64)
+        body_did = np.repeat(docs, block.body_lens)
+        if self.heading_weight:
+            # Headings before bodies: within a (term, chunk) run the weights are summed in
+            # this order, heading occurrences first, as they are in the text order.
+            ids = np.concatenate([block.head_ids, block.body_ids])
+            did = np.concatenate([np.repeat(docs, block.head_lens), body_did])
+            weight = np.concatenate(
+                [
+                    np.full(block.head_ids.shape[0], self.heading_weight),
+                    np.ones(block.body_ids.shape[0]),
+                ]
+            )
+        else:
+            ids, did, weight = block.body_ids, body_did, np.ones(block.body_ids.shape[0])
+        hashes = block.hashes[ids]
         self.dl_float[start:stop] = np.bincount(did - start, weights=weight, minlength=count)
         if not hashes.shape[0]:
             return
