@@ -249,6 +249,27 @@ def test_rust_book_query_shows_distinct_sections(rust_book: Path) -> None:
             assert hit.highlights
 
 
+@pytest.mark.parametrize("k", [1, 3, 10, 25])
+def test_section_grouping_is_the_first_k_sections_of_the_full_ranking(
+    rust_book: Path, k: int
+) -> None:
+    """The searcher starts from a short cut and widens it; that never changes the answer."""
+    with load(rust_book) as idx:
+        queries = ["read a file", "ownership borrowing", "trait objects dyn", "cargo publish"]
+        multi = 0
+        for query in queries:
+            for mode in ("keyword", "hybrid"):
+                full = idx.search(query, k=len(idx), mode=mode, group=None)
+                first: dict[tuple[str, str], str] = {}
+                for hit in full:
+                    first.setdefault((hit.source, hit.anchor), hit.id)
+                multi += len(full) - len(first)
+                expected = list(first.values())[:k]
+                got = idx.search(query, k=k, mode=mode, group="section")
+                assert [h.id for h in got] == expected, (query, mode)
+        assert multi > 0  # some sections have several chunks, so grouping did collapse some
+
+
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 def test_hit_snippets_equal_a_scan_for_every_query_term(rust_book: Path, mode: str) -> None:
     """A hit's snippet looks only for the terms its chunk's postings hold; that loses nothing.

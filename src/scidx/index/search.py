@@ -116,6 +116,7 @@ class Searcher:
         self.postings = PostingLookup(corpus.bm25, corpus.n, corpus.source)
         self.renderer = HitRenderer(corpus, self.postings)
         self._ids: dict[int, str] = {}
+        self._sections: dict[int, tuple[int, str]] = {}
 
     def search(
         self,
@@ -178,21 +179,32 @@ class Searcher:
         """The result rows after ``mmr`` re-ranking and ``group`` collapsing, and the terms.
 
         Without either it is :meth:`select`. Otherwise a wider candidate list is selected
-        (``max(4k, 32)`` rows) and widened 4x at a time until ``k`` groups are found or the
-        candidates run out, so grouping never returns fewer hits than exist.
+        (``max(4k, 32)`` rows; ``k + max(k // 2, 4)`` for section grouping alone, whose answer
+        does not depend on the cut) and widened 4x at a time until ``k`` groups are found or
+        the candidates run out, so grouping never returns fewer hits than exist.
         """
         k = int(params.k)
         if params.group is None and params.mmr is None:
             rows, scores, terms = self.select(query, params, on_stage)
             return [Group(r, sc) for r, sc in zip(rows, scores, strict=True)], terms
-        want = max(4 * k, 32)
+        # Section grouping takes the first k distinct sections of the ranking, so any cut that
+        # holds k of them gives the same answer: start just above k (most sections are one
+        # chunk) and widen. Page sub-results and MMR look at the whole candidate list, so
+        # their cut stays fixed at the documented size.
+        if params.group == "section" and params.mmr is None:
+            want = k + max(k // 2, 4)
+        else:
+            want = max(4 * k, 32)
         c = self.corpus
-        sections: dict[int, tuple[int, str]] = {}
+        memo = self._sections
 
         def section_of(row: int) -> tuple[int, str]:
-            key = sections.get(row)
+            key = memo.get(row)
             if key is None:
-                key = sections[row] = (c.source_of(row), c.chunk_anchor[row])
+                key = (c.source_of(row), c.chunk_anchor[row])
+                if len(memo) >= ID_MEMO:
+                    memo.clear()  # bounded, like the id memo; a race only repeats a read
+                memo[row] = key
             return key
 
         while True:
