@@ -17,9 +17,12 @@ command parses its arguments, calls the library (:mod:`scidx.rag.pipeline`, :mod
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,7 +36,7 @@ from scidx.errors import ConfigError, InputError, ScidxError
 from scidx.index.safety import json_dumps_safe
 
 if TYPE_CHECKING:
-    from scidx.rag.pipeline import Pipeline, PromptOptions
+    from scidx.rag.pipeline import Pipeline, PromptOptions, RetrievalRequest
 
 __all__ = ["ask_command", "bench_command", "eval_command", "query_command"]
 
@@ -175,8 +178,7 @@ def _prompt_options(
     return opts
 
 
-@app.command("query")
-def query_command(
+def _shared_options(
     index: Annotated[
         str | None, typer.Argument(help="The .scidx index file (omitted with --postgres).")
     ] = None,
@@ -191,9 +193,6 @@ def query_command(
     heading: Annotated[str | None, _HEADING_OPT] = None,
     also: Annotated[list[Path] | None, _ALSO_OPT] = None,
     merge: Annotated[str, _MERGE_OPT] = "interleaved",
-    show_prompt: Annotated[
-        bool, typer.Option("--show-prompt", help="Also print the assembled prompt.")
-    ] = False,
     grounding: Annotated[str, _GROUNDING_OPT] = "strict",
     template: Annotated[Path | None, _TEMPLATE_OPT] = None,
     snippet_chars: Annotated[int, _SNIPPET_OPT] = 1200,
@@ -204,31 +203,118 @@ def query_command(
     group: Annotated[str, _GROUP_OPT] = "section",
     mmr: Annotated[float | None, _MMR_OPT] = None,
 ) -> None:
-    """Retrieve matches for a question; --show-prompt adds the prompt (no model call)."""
-    from scidx.rag.pipeline import RetrievalRequest
+    """Never called: its signature declares the arguments ``query`` and ``ask`` share."""
 
-    try:
-        path, question = _target(index, question, postgres)
-        opts = _prompt_options(grounding, template, snippet_chars, context_chars)
+
+@dataclass(frozen=True)
+class _Retrieval:
+    """The shared arguments of ``query`` and ``ask``, as parsed (see :func:`_shared_options`)."""
+
+    index: str | None
+    question: str | None
+    postgres: str | None
+    table: str
+    k: int
+    mode: str
+    text_query: str | None
+    min_score: float | None
+    source: str | None
+    heading: str | None
+    also: list[Path] | None
+    merge: str
+    grounding: str
+    template: Path | None
+    snippet_chars: int
+    context_chars: int
+    trace: Path | None
+    min_matches: int
+    as_json: bool
+    group: str
+    mmr: float | None
+
+    @contextmanager
+    def pipeline(self) -> Iterator[tuple[Pipeline, RetrievalRequest]]:
+        """Check the arguments, open the pipeline and build the request.
+
+        Raises:
+            ScidxError: Bad arguments, an unreadable template or index, an unreachable database.
+        """
+        from scidx.rag.pipeline import RetrievalRequest
+
+        path, question = _target(self.index, self.question, self.postgres)
+        opts = _prompt_options(
+            self.grounding, self.template, self.snippet_chars, self.context_chars
+        )
         request = RetrievalRequest(
             question,
-            k=k,
-            mode=mode,
-            text_query=text_query,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            group=_group(group),
-            mmr=mmr,
+            k=self.k,
+            mode=self.mode,
+            text_query=self.text_query,
+            min_score=self.min_score,
+            source=self.source,
+            heading=self.heading,
+            group=_group(self.group),
+            mmr=self.mmr,
         )
-        with _pipeline(path, also, merge, trace, min_matches, opts, postgres, table) as pipe:
+        with _pipeline(
+            path,
+            self.also,
+            self.merge,
+            self.trace,
+            self.min_matches,
+            opts,
+            self.postgres,
+            self.table,
+        ) as pipe:
+            yield pipe, request
+
+
+_SHARED = tuple(inspect.signature(_shared_options, eval_str=True).parameters.values())
+
+
+def _with_shared_options(after: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the shared arguments, passed to it as one :class:`_Retrieval` ``shared``.
+
+    The command declares only its own options; Typer sees them listed after the shared option
+    ``after`` (which keeps each command's ``--help`` in the order it has always had).
+    """
+    cut = next(i for i, p in enumerate(_SHARED) if p.name == after) + 1
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = inspect.signature(command, eval_str=True).parameters.values()
+        params = [*_SHARED[:cut], *(p for p in own if p.name != "shared"), *_SHARED[cut:]]
+
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> None:
+            shared = _Retrieval(**{p.name: kwargs.pop(p.name) for p in _SHARED})
+            command(shared, **kwargs)
+
+        # Typer reads the parameters from the signature (and their types from __annotations__).
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return decorate
+
+
+@app.command("query")
+@_with_shared_options(after="merge")
+def query_command(
+    shared: _Retrieval,
+    show_prompt: Annotated[
+        bool, typer.Option("--show-prompt", help="Also print the assembled prompt.")
+    ] = False,
+) -> None:
+    """Retrieve matches for a question; --show-prompt adds the prompt (no model call)."""
+    try:
+        with shared.pipeline() as (pipe, request):
             prepared = pipe.prepare(request)
     except ScidxError as exc:
         fail(exc)
     doc = prepared.to_dict()
     if not show_prompt:
         doc.pop("prompt")
-    if as_json:
+    if shared.as_json:
         echo(json_dumps_safe(doc, indent=1))
         return
     _print_matches(doc["matches"])
@@ -240,27 +326,9 @@ def query_command(
 
 
 @app.command("ask")
+@_with_shared_options(after="min_matches")
 def ask_command(
-    index: Annotated[
-        str | None, typer.Argument(help="The .scidx index file (omitted with --postgres).")
-    ] = None,
-    question: Annotated[str | None, typer.Argument(help="The question.")] = None,
-    postgres: Annotated[str | None, POSTGRES_OPT] = None,
-    table: Annotated[str, TABLE_OPT] = "scidx_chunks",
-    k: Annotated[int, _K_OPT] = 5,
-    mode: Annotated[str, _MODE_OPT] = "hybrid",
-    text_query: Annotated[str | None, _TEXT_QUERY_OPT] = None,
-    min_score: Annotated[float | None, _MIN_SCORE_OPT] = None,
-    source: Annotated[str | None, _SOURCE_OPT] = None,
-    heading: Annotated[str | None, _HEADING_OPT] = None,
-    also: Annotated[list[Path] | None, _ALSO_OPT] = None,
-    merge: Annotated[str, _MERGE_OPT] = "interleaved",
-    grounding: Annotated[str, _GROUNDING_OPT] = "strict",
-    template: Annotated[Path | None, _TEMPLATE_OPT] = None,
-    snippet_chars: Annotated[int, _SNIPPET_OPT] = 1200,
-    context_chars: Annotated[int, _CONTEXT_OPT] = 6000,
-    trace: Annotated[Path | None, _TRACE_OPT] = None,
-    min_matches: Annotated[int, _MIN_MATCHES_OPT] = 1,
+    shared: _Retrieval,
     model: Annotated[str, typer.Option("--model", help="The chat model.")] = "gpt-4o-mini",
     base_url: Annotated[
         str | None,
@@ -272,9 +340,6 @@ def ask_command(
     max_retries: Annotated[
         int, typer.Option("--max-retries", help="Retries on 429/5xx/connection errors.")
     ] = 2,
-    as_json: Annotated[bool, _JSON_OPT] = False,
-    group: Annotated[str, _GROUP_OPT] = "section",
-    mmr: Annotated[float | None, _MMR_OPT] = None,
 ) -> None:
     """Answer a question from the index with an OpenAI chat model, citing sources.
 
@@ -282,23 +347,9 @@ def ask_command(
     (no key, 429, 5xx, unreachable).
     """
     from scidx.rag.chat import ask
-    from scidx.rag.pipeline import RetrievalRequest
 
     try:
-        path, question = _target(index, question, postgres)
-        opts = _prompt_options(grounding, template, snippet_chars, context_chars)
-        request = RetrievalRequest(
-            question,
-            k=k,
-            mode=mode,
-            text_query=text_query,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            group=_group(group),
-            mmr=mmr,
-        )
-        with _pipeline(path, also, merge, trace, min_matches, opts, postgres, table) as pipe:
+        with shared.pipeline() as (pipe, request):
             answer = ask(
                 pipe,
                 request,
@@ -309,7 +360,7 @@ def ask_command(
             )
     except ScidxError as exc:
         fail(exc)
-    if as_json:
+    if shared.as_json:
         echo(json_dumps_safe(answer.to_dict(), indent=1))
         return
     echo(answer.text)
