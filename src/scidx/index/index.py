@@ -534,15 +534,15 @@ class Index:
             ['Tutorial', 'CORS']
         """
         params = SearchParams.of(
-            k,
-            mode,
-            alpha,
-            min_score,
-            source,
-            heading,
-            metadata,
-            snippet_chars,
-            query_vector,
+            k=k,
+            mode=mode,
+            alpha=alpha,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+            metadata=metadata,
+            snippet_chars=snippet_chars,
+            query_vector=query_vector,
             group=group,
             mmr=mmr,
         )
@@ -591,7 +591,14 @@ class Index:
         if isinstance(queries, str):
             raise QueryError("search_batch takes a list of queries, not one string; use search")
         params = SearchParams.of(
-            k, mode, alpha, min_score, source, heading, metadata, snippet_chars
+            k=k,
+            mode=mode,
+            alpha=alpha,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+            metadata=metadata,
+            snippet_chars=snippet_chars,
         )
         searcher = self._live()
         return [searcher.search(query, params) for query in queries]
@@ -640,13 +647,13 @@ class Index:
             [('tutorial/cors.md:cors:0', 7.31), ...]
         """
         params = SearchParams.of(
-            k,
-            mode,
-            alpha,
-            min_score,
-            source,
-            heading,
-            metadata,
+            k=k,
+            mode=mode,
+            alpha=alpha,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+            metadata=metadata,
             query_vector=query_vector,
             group=group,
             mmr=mmr,
@@ -698,7 +705,7 @@ class Index:
         """
         if vector is None:
             raise QueryError("search_vector needs a vector")
-        params = SearchParams(
+        params = SearchParams.of(
             k=k,
             mode="vector",
             min_score=min_score,

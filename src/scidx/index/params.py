@@ -151,8 +151,22 @@ class SearchParams:
         A search box repeats the same settings on every query; this skips re-validating them.
         Parameters with a metadata filter or a query vector are always made afresh.
         """
-        if metadata is not None or query_vector is not None:
-            return cls(
+        # Types are part of the key: k=True equals k=1 but must still be refused.
+        key = (
+            *(type(k), k, mode, type(alpha), alpha, type(min_score), min_score),
+            *(source, heading, type(snippet_chars), snippet_chars),
+            *(group, type(mmr), mmr),
+        )
+        # A metadata filter or a query vector is neither hashable in general nor repeated.
+        memo = metadata is None and query_vector is None
+        found = None
+        if memo:
+            try:
+                found = _MEMO.get(key)
+            except TypeError:  # an unhashable (so invalid) value: let validation explain it
+                memo = False
+        if found is None:
+            found = cls(
                 k=k,
                 mode=mode,
                 alpha=alpha,
@@ -165,30 +179,7 @@ class SearchParams:
                 group=group,
                 mmr=mmr,
             )
-        # Types are part of the key: k=True equals k=1 but must still be refused.
-        key = (
-            *(type(k), k, mode, type(alpha), alpha, type(min_score), min_score),
-            *(source, heading, type(snippet_chars), snippet_chars),
-            *(group, type(mmr), mmr),
-        )
-        try:
-            found = _MEMO.get(key)
-            hashable = True
-        except TypeError:  # an unhashable (so invalid) value: let validation explain it
-            found, hashable = None, False
-        if found is None:
-            found = cls(
-                k=k,
-                mode=mode,
-                alpha=alpha,
-                min_score=min_score,
-                source=source,
-                heading=heading,
-                snippet_chars=snippet_chars,
-                group=group,
-                mmr=mmr,
-            )
-            if hashable:
+            if memo:
                 if len(_MEMO) >= _MEMO_MAX:
                     _MEMO.clear()
                 _MEMO[key] = found
