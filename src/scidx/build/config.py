@@ -483,15 +483,9 @@ def _check_strings(data: Mapping[str, Any], label: str) -> None:
 
 
 def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: str) -> Config:
-    for key in data:
-        if key not in KNOWN_KEYS:
-            close = difflib.get_close_matches(str(key), KNOWN_KEYS[1:], n=1, cutoff=0.6)
-            hint = (
-                f'; did you mean "{close[0]}"?'
-                if close
-                else ("; known keys: " + ", ".join(KNOWN_KEYS[1:]))
-            )
-            raise ConfigError(f'{label}: unknown key "{key}"{hint}')
+    # The checks run in the order of the keys' documentation: with several mistakes, the
+    # first one reported stays the same.
+    _check_keys(data, label)
     check = _Checker(data, label)
     _check_strings(data, label)
 
@@ -499,49 +493,8 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     exclude = check.globs("exclude", required=False)
 
     provider = _provider(data, check)
-
-    model = check.optional_string("model")
-    if provider == "hashing" and model is not None and model != DEFAULT_MODELS["hashing"]:
-        raise check.fail(
-            "model",
-            f'"{DEFAULT_MODELS["hashing"]}" (or absent) for embeddingProvider "hashing"',
-            'remove "model" or set "embeddingProvider": "openai" or "local"',
-        )
-    if provider == "local" and model is None:
-        raise ConfigError(
-            f'{label}: "model" is required for embeddingProvider "local": the folder holding '
-            'model.onnx and tokenizer.json (e.g. "models/all-MiniLM-L6-v2"), or a Hugging Face '
-            "model id in the local cache"
-        )
-    model = model or DEFAULT_MODELS.get(provider)
-    for key in _LOCAL_KEYS:
-        if key in data and provider != "local":
-            raise check.fail(
-                key, f'absent for embeddingProvider "{provider}"', "it is a local-provider setting"
-            )
-    if "providerOptions" in data and provider in PROVIDERS:
-        raise check.fail(
-            "providerOptions",
-            f'absent for embeddingProvider "{provider}"',
-            "it is for provider plugins",
-        )
-
-    low, high = _INT_RANGES["dimensions"]
-    context = ""
-    if provider == "hashing":
-        low, context = _HASHING_MIN_DIMENSIONS, ' for embeddingProvider "hashing"'
-    # 0: the model's own length (local and plugin providers find it out themselves).
-    default_dimensions = 512 if provider in ("hashing", "openai") else 0
-    if provider == "openai":
-        native = OPENAI_NATIVE_DIMENSIONS.get(model or "")
-        if native is None and "dimensions" not in data:
-            raise ConfigError(
-                f'{label}: "dimensions" is required for the model "{model}" (scidx does not '
-                'know its vector length); set "dimensions" to the length of the vectors it returns'
-            )
-        # OpenAI models default to their full length: shortening is an explicit choice.
-        default_dimensions = native or default_dimensions
-    dimensions = check.integer("dimensions", default_dimensions, low, high, context)
+    model = _model(data, check, provider)
+    dimensions = _dimensions(data, check, provider, model)
     max_chunk_chars = check.integer("maxChunkChars", 1500, *_INT_RANGES["maxChunkChars"])
     batch_size = check.integer("batchSize", 0, *_INT_RANGES["batchSize"]) or None
     concurrency = check.integer("concurrency", 4, *_INT_RANGES["concurrency"])
@@ -553,36 +506,11 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     provider_options = data.get("providerOptions")
     if provider_options is not None and not isinstance(provider_options, dict):
         raise check.fail("providerOptions", "a JSON object of the plugin's settings")
-
-    timeout = 60.0
-    if "timeoutSeconds" in data:
-        value = data["timeoutSeconds"]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or not 0 < value <= _MAX_TIMEOUT
-        ):
-            raise check.fail(
-                "timeoutSeconds", f"a number of seconds above 0 and at most {_MAX_TIMEOUT:g}"
-            )
-        timeout = float(value)
+    timeout = _timeout(data, check)
 
     anchor_style = cast(AnchorStyle, check.choice("anchorStyle", ANCHOR_STYLES, "github"))
     vectors = check.choice("vectors", ENCODINGS, DEFAULT_ENCODING)
-
-    if "output" not in data:
-        raise ConfigError(
-            f'{label}: missing required key "output"; add e.g. "output": "docs.scidx"'
-        )
-    output_value = data["output"]
-    if not isinstance(output_value, str) or not output_value.strip():
-        raise check.fail("output", 'a file path like "docs.scidx"')
-    if output_value.endswith(("/", "\\")):
-        raise check.fail("output", "a file path, not a folder", 'add a file name like "docs.scidx"')
-    # Whether the output is writable (or an existing folder) is checked by the packer when it
-    # writes, so that it raises OutputError (exit 3) at the moment that matters.
-    output = Path(os.path.abspath(root / output_value))
+    output = _output(data, check, root)
 
     cache_value = check.optional_string("cacheDir")
     # "~" is expanded because a per-user cache folder is the common choice.
@@ -605,27 +533,8 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     allow_external = data.get("allowExternalSymlinks", False)
     if not isinstance(allow_external, bool):
         raise check.fail("allowExternalSymlinks", "true or false")
-    source_root = check.optional_string("sourceRoot")
-    if source_root is not None:
-        problem = source_root_problem(source_root)
-        if problem:
-            raise check.fail(
-                "sourceRoot", 'a folder relative to the config file, like "docs/src"', problem
-            )
-        source_root = source_root.rstrip("/")
-        if source_root == ".":
-            source_root = None
-
-    base_url = check.optional_string("baseUrl")
-    if base_url is not None:
-        if provider != "openai":
-            raise check.fail(
-                "baseUrl",
-                'absent for embeddingProvider "hashing"',
-                'remove "baseUrl" or set "embeddingProvider": "openai"',
-            )
-        if not re.match(r"^https?://[^/\s]+", base_url):
-            raise check.fail("baseUrl", 'an http(s) URL like "http://localhost:8080/v1"')
+    source_root = _source_root(check)
+    base_url = _base_url(check, provider)
 
     return Config(
         root,
@@ -652,6 +561,131 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         provider_options=dict(provider_options) if provider_options else None,
         allow_external_symlinks=allow_external,
     )
+
+
+def _check_keys(data: Mapping[str, Any], label: str) -> None:
+    """Refuse an unknown top-level key, suggesting the closest known one."""
+    for key in data:
+        if key not in KNOWN_KEYS:
+            close = difflib.get_close_matches(str(key), KNOWN_KEYS[1:], n=1, cutoff=0.6)
+            hint = (
+                f'; did you mean "{close[0]}"?'
+                if close
+                else ("; known keys: " + ", ".join(KNOWN_KEYS[1:]))
+            )
+            raise ConfigError(f'{label}: unknown key "{key}"{hint}')
+
+
+def _model(data: Mapping[str, Any], check: _Checker, provider: str) -> str | None:
+    """The ``model`` (the provider's default when absent), and no other provider's settings."""
+    model = check.optional_string("model")
+    if provider == "hashing" and model is not None and model != DEFAULT_MODELS["hashing"]:
+        raise check.fail(
+            "model",
+            f'"{DEFAULT_MODELS["hashing"]}" (or absent) for embeddingProvider "hashing"',
+            'remove "model" or set "embeddingProvider": "openai" or "local"',
+        )
+    if provider == "local" and model is None:
+        raise ConfigError(
+            f'{check.label}: "model" is required for embeddingProvider "local": the folder '
+            'holding model.onnx and tokenizer.json (e.g. "models/all-MiniLM-L6-v2"), or a '
+            "Hugging Face model id in the local cache"
+        )
+    for key in _LOCAL_KEYS:
+        if key in data and provider != "local":
+            raise check.fail(
+                key, f'absent for embeddingProvider "{provider}"', "it is a local-provider setting"
+            )
+    if "providerOptions" in data and provider in PROVIDERS:
+        raise check.fail(
+            "providerOptions",
+            f'absent for embeddingProvider "{provider}"',
+            "it is for provider plugins",
+        )
+    return model or DEFAULT_MODELS.get(provider)
+
+
+def _dimensions(data: Mapping[str, Any], check: _Checker, provider: str, model: str | None) -> int:
+    """``dimensions``, defaulting to what the provider and model produce."""
+    low, high = _INT_RANGES["dimensions"]
+    context = ""
+    if provider == "hashing":
+        low, context = _HASHING_MIN_DIMENSIONS, ' for embeddingProvider "hashing"'
+    # 0: the model's own length (local and plugin providers find it out themselves).
+    default_dimensions = 512 if provider in ("hashing", "openai") else 0
+    if provider == "openai":
+        native = OPENAI_NATIVE_DIMENSIONS.get(model or "")
+        if native is None and "dimensions" not in data:
+            raise ConfigError(
+                f'{check.label}: "dimensions" is required for the model "{model}" (scidx does '
+                'not know its vector length); set "dimensions" to the length of the vectors '
+                "it returns"
+            )
+        # OpenAI models default to their full length: shortening is an explicit choice.
+        default_dimensions = native or default_dimensions
+    return check.integer("dimensions", default_dimensions, low, high, context)
+
+
+def _timeout(data: Mapping[str, Any], check: _Checker) -> float:
+    """``timeoutSeconds``: a finite number of seconds in (0, the maximum]; default 60."""
+    if "timeoutSeconds" not in data:
+        return 60.0
+    value = data["timeoutSeconds"]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 < value <= _MAX_TIMEOUT
+    ):
+        raise check.fail(
+            "timeoutSeconds", f"a number of seconds above 0 and at most {_MAX_TIMEOUT:g}"
+        )
+    return float(value)
+
+
+def _output(data: Mapping[str, Any], check: _Checker, root: Path) -> Path:
+    """The absolute ``output`` path (required; a file, not a folder)."""
+    if "output" not in data:
+        raise ConfigError(
+            f'{check.label}: missing required key "output"; add e.g. "output": "docs.scidx"'
+        )
+    output_value = data["output"]
+    if not isinstance(output_value, str) or not output_value.strip():
+        raise check.fail("output", 'a file path like "docs.scidx"')
+    if output_value.endswith(("/", "\\")):
+        raise check.fail("output", "a file path, not a folder", 'add a file name like "docs.scidx"')
+    # Whether the output is writable (or an existing folder) is checked by the packer when it
+    # writes, so that it raises OutputError (exit 3) at the moment that matters.
+    return Path(os.path.abspath(root / output_value))
+
+
+def _source_root(check: _Checker) -> str | None:
+    """``sourceRoot`` without a trailing slash; ``"."`` (the config's folder) is None."""
+    source_root = check.optional_string("sourceRoot")
+    if source_root is None:
+        return None
+    problem = source_root_problem(source_root)
+    if problem:
+        raise check.fail(
+            "sourceRoot", 'a folder relative to the config file, like "docs/src"', problem
+        )
+    source_root = source_root.rstrip("/")
+    return None if source_root == "." else source_root
+
+
+def _base_url(check: _Checker, provider: str) -> str | None:
+    """``baseUrl``: an http(s) URL, for the openai provider only."""
+    base_url = check.optional_string("baseUrl")
+    if base_url is not None:
+        if provider != "openai":
+            raise check.fail(
+                "baseUrl",
+                'absent for embeddingProvider "hashing"',
+                'remove "baseUrl" or set "embeddingProvider": "openai"',
+            )
+        if not re.match(r"^https?://[^/\s]+", base_url):
+            raise check.fail("baseUrl", 'an http(s) URL like "http://localhost:8080/v1"')
+    return base_url
 
 
 def _provider(data: Mapping[str, Any], check: _Checker) -> str:
