@@ -67,35 +67,13 @@ def collect_inputs(config: Config) -> list[InputFile]:
         raise ConfigError(f"{label}: the config folder {root} does not exist or is not a folder")
     includes = [(g, compile_glob(g)) for g in dict.fromkeys(config.include)]
     excludes = [compile_glob(g) for g in dict.fromkeys(config.exclude)]
-
-    def excluded(source: str) -> bool:
-        # A glob that matches a folder excludes everything in it ("node_modules", "drafts/**").
-        if not excludes:
-            return False
-        parts = source.split("/")
-        return any(
-            rx.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1) for rx in excludes
-        )
+    keep = _Keep(config, excludes, label)
 
     # Globs without wildcards name one file: look it up instead of walking the tree for it.
     literal = [g for g, _ in includes if not any(c in g for c in "*?[")]
     starts = sorted({_literal_prefix(g) for g, _ in includes if g not in literal}, key=_utf8_key)
     # A start folder below another start is covered by the walk of the outer one.
     starts = [s for s in starts if not any(_is_below(s, t) for t in starts if t != s)]
-
-    output = os.path.abspath(config.output)
-    own_files = {output, output + ".inputs"}
-    temp_prefix = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.tmp.")
-
-    def is_own(abspath: str, source: str) -> bool:
-        """The index, its sidecar and the packer's temp files are never inputs."""
-        if abspath == output and not _is_index_or_empty(output):
-            raise ConfigError(
-                f'{label}: "output" is {show_value(source)}, one of the input files matched by '
-                '"include"; packing would overwrite it. Choose an output path such as '
-                '"docs.scidx"'
-            )
-        return abspath in own_files or abspath.startswith(temp_prefix)
 
     matched: dict[str, str] = {}  # source -> absolute path
     hit: set[str] = set()
@@ -106,22 +84,73 @@ def collect_inputs(config: Config) -> list[InputFile]:
             if is_dir:
                 folders.append(source)
                 continue
-            for glob, rx in includes:
-                if rx.fullmatch(source):
-                    hit.add(glob)
-                    if not is_own(abspath, source) and not excluded(source):
-                        matched[source] = abspath
-                    # Other globs still need to learn that they matched something.
+            # Every glob that matches is recorded: each must learn that it matched something.
+            globs = [glob for glob, rx in includes if rx.fullmatch(source)]
+            hit.update(globs)
+            if globs and keep(abspath, source):
+                matched[source] = abspath
 
     for glob in literal:
         abspath = os.path.join(str(root), *glob.split("/"))
         if os.path.isfile(abspath):
             hit.add(glob)
-            if not is_own(abspath, glob) and not excluded(glob):
+            if keep(abspath, glob):
                 matched[glob] = abspath
         elif os.path.isdir(abspath):
             folders.append(glob)
 
+    _check_all_matched(includes, hit, folders, root, label)
+    if not matched:
+        raise ConfigError(
+            f'{label}: every file matched by "include" is removed by "exclude" '
+            f"{show_value(list(config.exclude))}; loosen the exclude globs"
+        )
+    _check_sources(matched, config, label)
+    return [InputFile(s, Path(matched[s])) for s in sorted(matched, key=_utf8_key)]
+
+
+class _Keep:
+    """Whether a file an ``include`` glob matched is an input: not excluded, not our own file."""
+
+    def __init__(self, config: Config, excludes: list[Glob], label: str) -> None:
+        self.excludes = excludes
+        self.label = label
+        self.output = os.path.abspath(config.output)
+        self.own_files = {self.output, self.output + ".inputs"}
+        self.temp_prefix = os.path.join(
+            os.path.dirname(self.output), f".{os.path.basename(self.output)}.tmp."
+        )
+
+    def __call__(self, abspath: str, source: str) -> bool:
+        """True for an input; raises when the output would overwrite a real input file."""
+        return not self.is_own(abspath, source) and not self.excluded(source)
+
+    def excluded(self, source: str) -> bool:
+        # A glob that matches a folder excludes everything in it ("node_modules", "drafts/**").
+        if not self.excludes:
+            return False
+        parts = source.split("/")
+        return any(
+            rx.fullmatch("/".join(parts[:n]))
+            for n in range(len(parts), 0, -1)
+            for rx in self.excludes
+        )
+
+    def is_own(self, abspath: str, source: str) -> bool:
+        """The index, its sidecar and the packer's temp files are never inputs."""
+        if abspath == self.output and not _is_index_or_empty(self.output):
+            raise ConfigError(
+                f'{self.label}: "output" is {show_value(source)}, one of the input files matched '
+                'by "include"; packing would overwrite it. Choose an output path such as '
+                '"docs.scidx"'
+            )
+        return abspath in self.own_files or abspath.startswith(self.temp_prefix)
+
+
+def _check_all_matched(
+    includes: list[tuple[str, Glob]], hit: set[str], folders: list[str], root: Path, label: str
+) -> None:
+    """Refuse an ``include`` glob that matched no file (a likely typo or wrong root)."""
     for glob, rx in includes:
         if glob not in hit:
             message = (
@@ -132,14 +161,11 @@ def collect_inputs(config: Config) -> list[InputFile]:
                 message += f' (it matches a folder; to take the files in it use "{glob}/**/*.md")'
             raise ConfigError(message)
 
-    if not matched:
-        raise ConfigError(
-            f'{label}: every file matched by "include" is removed by "exclude" '
-            f"{show_value(list(config.exclude))}; loosen the exclude globs"
-        )
 
+def _check_sources(matched: dict[str, str], config: Config, label: str) -> None:
+    """Refuse inputs outside the config folder (unless allowed) and non-UTF-8 names."""
     if not config.allow_external_symlinks:
-        real_root = os.path.realpath(root)
+        real_root = os.path.realpath(config.root)
         for source, abspath in matched.items():
             _inside_root(abspath, source, real_root, label)
     for source in matched:
@@ -150,8 +176,6 @@ def collect_inputs(config: Config) -> list[InputFile]:
                 f"{label}: input file name {source!r} is not valid UTF-8; rename the file or "
                 'add it to "exclude"'
             ) from None
-
-    return [InputFile(s, Path(matched[s])) for s in sorted(matched, key=_utf8_key)]
 
 
 def _inside_root(abspath: str, source: str, real_root: str, label: str) -> None:
@@ -209,16 +233,10 @@ def _walk(
     linked: list[tuple[str, str]] = []  # folder symlinks, followed once the real tree is done
     while stack or linked:
         if not stack:
-            linked.sort(key=lambda item: _utf8_key(item[1]), reverse=True)
-            path, source = linked.pop()
-            try:
-                dst = os.stat(path)
-            except OSError:
-                continue
-            if (dst.st_dev, dst.st_ino) in seen:
-                continue
-            seen.add((dst.st_dev, dst.st_ino))
-            stack.append((path, source))
+            target = _next_link(linked, seen)
+            if target is not None:
+                stack.append(target)
+            continue
         folder, rel = stack.pop()
         try:
             with os.scandir(folder) as it:
@@ -230,22 +248,16 @@ def _walk(
         subfolders: list[tuple[str, str]] = []
         for entry in entries:
             source = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                is_dir = entry.is_dir()  # follows symlinks
-                is_file = not is_dir and entry.is_file()
-                is_link = is_dir and entry.is_symlink()
-            except OSError:
+            kind = _kind(entry)
+            if kind is None:
                 continue
-            if is_file:
-                yield source, entry.path, False
-                continue
-            if not is_dir:
-                continue
-            yield source, entry.path, True
+            yield source, entry.path, kind != "file"
             # Excluded folders are not entered: nothing below them can be an input.
-            if any(rx.fullmatch(source) or rx.fullmatch(source + "/") for rx in prunes):
+            if kind == "file" or any(
+                rx.fullmatch(source) or rx.fullmatch(source + "/") for rx in prunes
+            ):
                 continue
-            if is_link:
+            if kind == "link":
                 # Never walk out of the config folder (a link to "/" would list the disk),
                 # unless the config opted in (label None).
                 if label is not None:
@@ -262,3 +274,30 @@ def _walk(
                 subfolders.append((entry.path, source))
         # Reversed so that folders pop (and are walked) in ascending order.
         stack.extend(reversed(subfolders))
+
+
+def _kind(entry: os.DirEntry[str]) -> str | None:
+    """The entry's kind: ``"file"``, ``"dir"``, ``"link"`` (a symlink to a folder) or None.
+
+    None: neither a file nor a folder (a fifo, a dangling link), or unreadable.
+    """
+    try:
+        if entry.is_dir():  # follows symlinks
+            return "link" if entry.is_symlink() else "dir"
+        return "file" if entry.is_file() else None
+    except OSError:
+        return None
+
+
+def _next_link(linked: list[tuple[str, str]], seen: set[tuple[int, int]]) -> tuple[str, str] | None:
+    """Take the first (by source) linked folder; None when its target was already walked."""
+    linked.sort(key=lambda item: _utf8_key(item[1]), reverse=True)
+    path, source = linked.pop()
+    try:
+        dst = os.stat(path)
+    except OSError:
+        return None
+    if (dst.st_dev, dst.st_ino) in seen:
+        return None
+    seen.add((dst.st_dev, dst.st_ino))
+    return path, source
