@@ -120,6 +120,20 @@ class RetrievalRequest(SearchParams):
             )
         self._check()
 
+    def legs(self) -> tuple[str, str] | None:
+        """The mode to run and the keyword leg's text, after the ``text_query`` override.
+
+        Every retriever reads ``text_query`` through this, so they agree on what ``""`` means.
+
+        Returns:
+            ``(mode, keyword text)``, where ``text_query=""`` turns ``hybrid`` into ``vector``;
+            ``None`` when there is nothing to search (``keyword`` with ``text_query=""``).
+        """
+        lexical = self.query if self.text_query is None else self.text_query
+        if self.text_query == "":
+            return None if self.mode == "keyword" else ("vector", lexical)
+        return self.mode, lexical
+
     def report(self, event: StageEvent) -> None:
         """Send ``event`` to the progress callback, if any."""
         if self.on_progress is not None:
@@ -250,12 +264,10 @@ class IndexRetriever:
                 provider cannot make here.
         """
         request.validate()
-        mode = request.mode
-        lexical = request.query if request.text_query is None else request.text_query
-        if request.text_query == "":
-            if mode == "keyword":
-                return []
-            mode = "vector"
+        legs = request.legs()
+        if legs is None:
+            return []
+        mode, lexical = legs
         clock = StageClock()
         if mode == "keyword":
             hits = self.index.search_with(lexical, self._params(request), on_stage=clock.start)

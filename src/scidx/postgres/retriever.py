@@ -359,12 +359,10 @@ class PostgresRetriever:
             DatabaseError: PostgreSQL failed or refused a statement.
         """
         request.validate()
-        mode = request.mode
-        lexical = request.query if request.text_query is None else request.text_query
-        if request.text_query == "":
-            if mode == "keyword":
-                return []
-            mode = "vector"
+        legs = request.legs()
+        if legs is None:
+            return []
+        mode, lexical = legs
         alpha = self._alpha if self.alpha is None else float(self.alpha)
         terms = query_terms(lexical.strip()) if lexical.strip() else []
         qvec: _Vec | None = None
