@@ -390,32 +390,68 @@ def run_bench(
                     # run carries the MMR order as descending pseudo-scores.
                     runs[qid] = {doc: float(len(ranked) - i) for i, (doc, _) in enumerate(ranked)}
                 report(f"query:{mode}", i + 1, len(queries))
-            means, per_query, _ = mean_metrics(runs, qrels, BENCH_METRICS)
-            p50, p95, p99 = _percentiles(latencies)
             rows.append(
-                BenchRow(
-                    dataset=data.name,
-                    split=data.split,
+                _measured(
+                    data,
+                    runs,
+                    qrels,
+                    latencies,
                     provider=str(stamp.get("provider")),
                     model=str(stamp.get("model")),
                     mode=mode,
                     mmr=lam,
                     k=k,
-                    queries=len(per_query),
-                    ndcg_10=means["ndcg@10"],
-                    recall_100=means["recall@100"],
-                    mrr_10=means["mrr@10"],
-                    ingest_s=ingest,
-                    query_p50_ms=p50,
-                    query_p95_ms=p95,
-                    query_p99_ms=p99,
-                    wall_s=data.read_seconds + ingest + time.perf_counter() - mode_started,
+                    ingest=ingest,
+                    since=mode_started,
+                    earlier=ingest,
                 )
             )
     finally:
         close()
         index.close()
     return rows
+
+
+def _measured(
+    data: BeirData,
+    runs: dict[str, dict[str, float]],
+    qrels: dict[str, dict[str, int]],
+    latencies: Sequence[float],
+    *,
+    provider: str,
+    model: str,
+    mode: str,
+    mmr: float | None,
+    k: int,
+    ingest: float,
+    since: float,
+    earlier: float,
+) -> BenchRow:
+    """Score ``runs`` against ``qrels`` and summarise ``latencies`` into one row.
+
+    ``wall_s`` is the time reading ``data``, plus ``earlier`` seconds, plus the time from
+    ``since`` (a ``time.perf_counter()`` value) until now, the metrics included.
+    """
+    means, per_query, _ = mean_metrics(runs, qrels, BENCH_METRICS)
+    p50, p95, p99 = _percentiles(latencies)
+    return BenchRow(
+        dataset=data.name,
+        split=data.split,
+        provider=provider,
+        model=model,
+        mode=mode,
+        mmr=mmr,
+        k=k,
+        queries=len(per_query),
+        ndcg_10=means["ndcg@10"],
+        recall_100=means["recall@100"],
+        mrr_10=means["mrr@10"],
+        ingest_s=ingest,
+        query_p50_ms=p50,
+        query_p95_ms=p95,
+        query_p99_ms=p99,
+        wall_s=data.read_seconds + earlier + time.perf_counter() - since,
+    )
 
 
 def _no_close() -> None:
@@ -459,24 +495,19 @@ def run_bm25s(data: BeirData, *, k: int = 100, limit: int | None = None) -> Benc
         found, scores = retriever.retrieve(tokens, k=top, show_progress=False)
         latencies.append(time.perf_counter() - t0)
         runs[qid] = {ids[int(d)]: float(s) for d, s in zip(found[0], scores[0], strict=True)}
-    means, per_query, _ = mean_metrics(runs, qrels, BENCH_METRICS)
-    p50, p95, p99 = _percentiles(latencies)
-    return BenchRow(
-        dataset=data.name,
-        split=data.split,
+    return _measured(
+        data,
+        runs,
+        qrels,
+        latencies,
         provider="bm25s",
         model=f"bm25s-{getattr(bm25s, '__version__', '?')}+stemmer-english",
         mode="keyword",
+        mmr=None,
         k=k,
-        queries=len(per_query),
-        ndcg_10=means["ndcg@10"],
-        recall_100=means["recall@100"],
-        mrr_10=means["mrr@10"],
-        ingest_s=ingest,
-        query_p50_ms=p50,
-        query_p95_ms=p95,
-        query_p99_ms=p99,
-        wall_s=data.read_seconds + time.perf_counter() - started,
+        ingest=ingest,
+        since=started,
+        earlier=0.0,
     )
 
 
