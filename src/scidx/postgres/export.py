@@ -267,6 +267,17 @@ class _TermFreqs:
     tf: npt.NDArray[np.float64]
 
 
+@dataclass(frozen=True)
+class _Changes:
+    """The chunk rows to write: which rows, their term frequencies, and every term's id."""
+
+    index: Index
+    rows: _Rows
+    write: npt.NDArray[np.int64]  # row numbers, in order
+    freqs: _TermFreqs  # per written row
+    term_ids: npt.NDArray[np.int64]  # per term of the file (its sorted term hashes)
+
+
 _HASH_JOB = 2048  # chunks per tokenising job in the worker processes
 
 
@@ -429,21 +440,14 @@ def _casefold_key(title: str, path: Sequence[str]) -> str:
     return f"{title}\n{chr(10).join(path)}".casefold()
 
 
-def _copy_rows(
-    conn: psycopg.Connection[Any],
-    target: Any,
-    index: Index,
-    rows: _Rows,
-    write: npt.NDArray[np.int64],
-    freqs: _TermFreqs,
-    term_ids: npt.NDArray[np.int64],
-) -> None:
-    """Binary ``COPY`` the rows ``write`` into ``target`` (a composed table name)."""
+def _copy_rows(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -> None:
+    """Binary ``COPY`` the rows ``changes.write`` into ``target`` (a composed table name)."""
+    rows, freqs = changes.rows, changes.freqs
     vectors = rows.vectors
     from psycopg import sql
     from psycopg.types.json import Jsonb
 
-    c = _corpus(index)
+    c = _corpus(changes.index)
     doc_len = np.asarray(c.bm25.doc_len)
     cols = sql.SQL(", ").join(sql.Identifier(name) for name, _ in CHUNK_COLUMNS)
     stmt = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, cols)
@@ -455,9 +459,9 @@ def _copy_rows(
         types = _copy_types(cur)
         with cur.copy(stmt) as copy:
             copy.set_types(types)
-            for j, i in enumerate(write.tolist()):
+            for j, i in enumerate(changes.write.tolist()):
                 lo, hi = int(freqs.ptr[j]), int(freqs.ptr[j + 1])
-                ids = term_ids[freqs.term[lo:hi]]
+                ids = changes.term_ids[freqs.term[lo:hi]]
                 order = np.argsort(ids, kind="stable")
                 ids = ids[order]
                 tf = freqs.tf[lo:hi][order]
@@ -617,17 +621,17 @@ def export_index(
             report.deleted = len(removed)
             report.unchanged = n - len(write_list)
             stage("tokenize")
-            freqs = _term_freqs(index, rows, write)
+            changes = _Changes(index, rows, write, _term_freqs(index, rows, write), term_ids)
             if incremental:
                 doing = "writing the changed rows"
-                _write_incremental(conn, names, index, rows, write, freqs, term_ids, removed)
+                _write_incremental(conn, names, changes, removed)
                 report.terms_written, report.terms_deleted = _write_terms_incremental(
                     conn, names, file_terms, term_ids, df, known
                 )
             else:
                 report.full = True
                 doing = "loading the tables"
-                _write_full(conn, names, index, rows, write, freqs, term_ids, dims, stage)
+                _write_full(conn, names, changes, dims, stage)
                 report.terms_written = int(file_terms.shape[0])
                 report.deleted = 0
             stage("commit")
@@ -656,11 +660,7 @@ def export_index(
 def _write_full(
     conn: psycopg.Connection[Any],
     names: TableNames,
-    index: Index,
-    rows: _Rows,
-    write: npt.NDArray[np.int64],
-    freqs: _TermFreqs,
-    term_ids: npt.NDArray[np.int64],
+    changes: _Changes,
     dims: int,
     stage: Callable[[str], None],
 ) -> None:
@@ -679,8 +679,8 @@ def _write_full(
     for stmt in create_side_tables_sql(s, load):
         conn.execute(stmt)
     stage("copy")
-    _copy_rows(conn, _ident(s, load), index, rows, write, freqs, term_ids)
-    c = _corpus(index)
+    _copy_rows(conn, _ident(s, load), changes)
+    c = _corpus(changes.index)
     file_terms = np.asarray(c.bm25.term_hash).view(np.int64)
     df = np.diff(np.asarray(c.bm25.term_ptr).astype(np.int64))
     with (
@@ -692,7 +692,9 @@ def _write_full(
         ) as copy,
     ):
         copy.set_types(["int8", "int4", "int4"])
-        for h, t, d in zip(file_terms.tolist(), term_ids.tolist(), df.tolist(), strict=True):
+        for h, t, d in zip(
+            file_terms.tolist(), changes.term_ids.tolist(), df.tolist(), strict=True
+        ):
             copy.write_row((h, t, d))
     stage("index")
     # Indexes after the load (one sort/graph build instead of per-row maintenance); HNSW
@@ -747,14 +749,7 @@ def _write_full(
 
 
 def _write_incremental(
-    conn: psycopg.Connection[Any],
-    names: TableNames,
-    index: Index,
-    rows: _Rows,
-    write: npt.NDArray[np.int64],
-    freqs: _TermFreqs,
-    term_ids: npt.NDArray[np.int64],
-    removed: list[str],
+    conn: psycopg.Connection[Any], names: TableNames, changes: _Changes, removed: list[str]
 ) -> None:
     """Delete removed chunks and upsert changed ones through a temporary table."""
     from psycopg import sql
@@ -762,12 +757,12 @@ def _write_incremental(
     target = _ident(names.schema, names.table)
     if removed:
         conn.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(target), (removed,))
-    if not write.shape[0]:
+    if not changes.write.shape[0]:
         return
     conn.execute(
         sql.SQL("CREATE TEMP TABLE scidx_export_rows (LIKE {}) ON COMMIT DROP").format(target)
     )
-    _copy_rows(conn, sql.Identifier("scidx_export_rows"), index, rows, write, freqs, term_ids)
+    _copy_rows(conn, sql.Identifier("scidx_export_rows"), changes)
     cols = [name for name, _ in CHUNK_COLUMNS]
     conn.execute(
         sql.SQL(
