@@ -9,7 +9,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +17,11 @@ from scidx.cli.app import app
 from scidx.cli.exits import fail
 from scidx.cli.output import echo
 from scidx.errors import ConfigError, ScidxError
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from scidx.web import IndexSet
 
 __all__ = ["serve_command"]
 
@@ -106,7 +111,8 @@ def serve_command(
 ) -> None:
     """Serve indexes over HTTP: a search page, GET /search and OpenAI's vector-store API."""
     try:
-        import uvicorn
+        # Imported first so that a missing serve extra is reported before any work.
+        import uvicorn  # noqa: F401
 
         from scidx.web import IndexSet, WebSettings, create_app
     except ImportError as exc:
@@ -116,15 +122,6 @@ def serve_command(
                 "pip install 'scidx[serve]'"
             )
         )
-    pairs: list[tuple[str, Path]] = []
-    for item in indexes:
-        named = _NAMED.fullmatch(item)
-        if named and not Path(item).exists():
-            pairs.append((named.group(1), Path(named.group(2))))
-        else:
-            from scidx.web.store import store_name
-
-            pairs.append((store_name(item), Path(item)))
     settings = WebSettings(
         max_k=max_k,
         default_k=min(10, max_k) if max_k >= 1 else 10,
@@ -139,7 +136,7 @@ def serve_command(
     store = None
     try:
         settings.validate()
-        store = IndexSet(list(pairs), verify=verify)
+        store = IndexSet(_named_paths(indexes), verify=verify)
         web_app = create_app(store, settings, title=title)
         sock = _listen(host, port)
     except ScidxError as exc:
@@ -152,24 +149,53 @@ def serve_command(
         name = getattr(exc, "filename", None) or "an index"
         fail(ConfigError(f"cannot read {name}: {exc.strerror or exc}; check the index path"))
 
+    _log_to_stderr()
+    _announce(host, sock, store, auth=bool(settings.token_env and _token_set(token_env)))
+    if not _run(web_app, sock, store, access_log):
+        fail(ConfigError("the server did not start; see the messages above"))
+    echo("stopped", err=True)
+
+
+def _named_paths(indexes: list[str]) -> list[tuple[str, Path]]:
+    """``(vector-store id, path)`` of each INDEX argument: ``NAME=PATH``, or a path alone."""
+    from scidx.web.store import store_name
+
+    pairs: list[tuple[str, Path]] = []
+    for item in indexes:
+        named = _NAMED.fullmatch(item)
+        # A file whose name merely looks like NAME=PATH is still that file.
+        if named and not Path(item).exists():
+            pairs.append((named.group(1), Path(named.group(2))))
+        else:
+            pairs.append((store_name(item), Path(item)))
+    return pairs
+
+
+def _log_to_stderr() -> None:
+    """Show the web layer's log records (reloads, failures) on stderr, as uvicorn's look."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
     web_logger = logging.getLogger("scidx.web")
     web_logger.addHandler(handler)
     web_logger.setLevel(logging.INFO)
 
+
+def _announce(host: str, sock: socket.socket, store: IndexSet, *, auth: bool) -> None:
+    """Print the URL really bound, and warn on stderr when other machines can reach it."""
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     names = ", ".join(f"{e.name} ({len(e.index)} chunks)" for e in store)
     echo(f"serving {names} on http://{shown}:{bound_port}/")
     sys.stdout.flush()
     if not _is_loopback(host):
-        auth = (
-            "with a bearer token"
-            if settings.token_env and _token_set(token_env)
-            else "WITHOUT auth"
-        )
-        echo(f"warning: listening on {host}, reachable from other machines, {auth}", err=True)
+        how = "with a bearer token" if auth else "WITHOUT auth"
+        echo(f"warning: listening on {host}, reachable from other machines, {how}", err=True)
+
+
+def _run(web_app: Starlette, sock: socket.socket, store: IndexSet, access_log: bool) -> bool:
+    """Serve on ``sock`` until stopped, then close it and ``store``; False if it never started."""
+    import uvicorn
+
     config = uvicorn.Config(
         web_app,
         log_level="info",
@@ -194,9 +220,7 @@ def serve_command(
         signal.signal(signal.SIGTERM, previous)
         sock.close()
         store.close()
-    if not server.started:
-        fail(ConfigError("the server did not start; see the messages above"))
-    echo("stopped", err=True)
+    return bool(server.started)
 
 
 class _Stopped(Exception):
