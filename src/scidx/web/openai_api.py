@@ -343,6 +343,75 @@ def run_search(
     return out
 
 
+def _search_queries(body: Mapping[str, Any], limit: int) -> list[str]:
+    """The search request's ``query``: one string or up to ``MAX_QUERIES``, not all blank.
+
+    Raises:
+        ApiError: 400, naming the offending ``query`` or ``query[i]``.
+    """
+    if "query" not in body:
+        raise ApiError(400, "query is required", param="query", code="missing_required_parameter")
+    raw = body["query"]
+    queries = [raw] if isinstance(raw, str) else raw
+    if (
+        not isinstance(queries, list)
+        or not queries
+        or len(queries) > MAX_QUERIES
+        or not all(isinstance(q, str) for q in queries)
+    ):
+        raise ApiError(
+            400,
+            f"query must be a string or an array of 1-{MAX_QUERIES} strings",
+            param="query",
+            code="invalid_type",
+        )
+    for i, q in enumerate(queries):
+        check_text(q, "query" if isinstance(raw, str) else f"query[{i}]", limit)
+    # The queries are searched as one text (joined by newlines), so that is checked too.
+    text = "\n".join(queries)
+    if not text.strip():
+        raise ApiError(400, "query must not be empty", param="query", code="invalid_value")
+    check_text(text, "query", limit)
+    return queries
+
+
+def _score_threshold(options: Any) -> float | None:
+    """``ranking_options.score_threshold`` (None when absent), after checking the ranker.
+
+    Raises:
+        ApiError: 400 for a malformed ``ranking_options``, an unknown ranker or a threshold
+            outside [0, 1].
+    """
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise ApiError(400, "ranking_options must be an object", param="ranking_options")
+    check_fields(options, ("ranker", "score_threshold"), "ranking_options.")
+    ranker = options.get("ranker", "auto")
+    if ranker not in RANKERS:
+        raise ApiError(
+            400,
+            f"ranking_options.ranker must be one of {', '.join(RANKERS)}",
+            param="ranking_options.ranker",
+            code="invalid_value",
+        )
+    if "score_threshold" not in options:
+        return None
+    value = options["score_threshold"]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0.0 <= float(value) <= 1.0
+    ):
+        raise ApiError(
+            400,
+            "ranking_options.score_threshold must be a number between 0 and 1",
+            param="ranking_options.score_threshold",
+            code="invalid_value",
+        )
+    return float(value)
+
+
 class OpenAIRoutes:
     """The ``/v1`` handlers over ``indexes``.
 
@@ -413,65 +482,15 @@ class OpenAIRoutes:
         entry = self._entry(request)
         body = await read_json(request, self.settings.max_body_bytes)
         check_fields(body, SEARCH_FIELDS)
-        limit = self.settings.max_query_chars
-        if "query" not in body:
-            raise ApiError(
-                400, "query is required", param="query", code="missing_required_parameter"
-            )
-        raw = body["query"]
-        queries = [raw] if isinstance(raw, str) else raw
-        if (
-            not isinstance(queries, list)
-            or not queries
-            or len(queries) > MAX_QUERIES
-            or not all(isinstance(q, str) for q in queries)
-        ):
-            raise ApiError(
-                400,
-                f"query must be a string or an array of 1-{MAX_QUERIES} strings",
-                param="query",
-                code="invalid_type",
-            )
-        for i, q in enumerate(queries):
-            check_text(q, "query" if isinstance(raw, str) else f"query[{i}]", limit)
+        queries = _search_queries(body, self.settings.max_query_chars)
         text = "\n".join(queries)
-        if not text.strip():
-            raise ApiError(400, "query must not be empty", param="query", code="invalid_value")
-        check_text(text, "query", limit)
         k = int_param(
             body.get("max_num_results", 10),
             "max_num_results",
             1,
             min(OPENAI_MAX_RESULTS, self.settings.max_k),
         )
-        threshold: float | None = None
-        options = body.get("ranking_options")
-        if options is not None:
-            if not isinstance(options, dict):
-                raise ApiError(400, "ranking_options must be an object", param="ranking_options")
-            check_fields(options, ("ranker", "score_threshold"), "ranking_options.")
-            ranker = options.get("ranker", "auto")
-            if ranker not in RANKERS:
-                raise ApiError(
-                    400,
-                    f"ranking_options.ranker must be one of {', '.join(RANKERS)}",
-                    param="ranking_options.ranker",
-                    code="invalid_value",
-                )
-            if "score_threshold" in options:
-                value = options["score_threshold"]
-                if (
-                    isinstance(value, bool)
-                    or not isinstance(value, (int, float))
-                    or not 0.0 <= float(value) <= 1.0
-                ):
-                    raise ApiError(
-                        400,
-                        "ranking_options.score_threshold must be a number between 0 and 1",
-                        param="ranking_options.score_threshold",
-                        code="invalid_value",
-                    )
-                threshold = float(value)
+        threshold = _score_threshold(body.get("ranking_options"))
         rewrite = body.get("rewrite_query", False)
         if not isinstance(rewrite, bool):
             raise ApiError(400, "rewrite_query must be a boolean", param="rewrite_query")
