@@ -225,14 +225,26 @@ def _has_vowel(part: str) -> bool:
     return any(ch in _VOWELS for ch in part)
 
 
-def _porter2(word: str) -> str:  # noqa: C901 - one function per published algorithm
+def _porter2(word: str) -> str:
+    """Snowball's English (Porter2) stemmer: the published steps, in order."""
     if len(word) <= 2:
         return word
     if word in _EXCEPTIONS1:
         return _EXCEPTIONS1[word]
     if word[0] == "'":
         word = word[1:]
-    # Mark consonant y as "Y" (initial y, or y after a vowel).
+    word = _mark_consonant_y(word)
+    r1, r2 = _regions(word)
+    word = _step1a(_step0(word))
+    if word in _EXCEPTIONS2:
+        return word
+    word = _step1c(_step1b(word, r1))
+    word = _step4(_step3(_step2(word, r1), r1, r2), r2)
+    return _step5(word, r1, r2).replace("Y", "y")
+
+
+def _mark_consonant_y(word: str) -> str:
+    """Mark consonant y as "Y" (initial y, or y after a vowel)."""
     if word.startswith("y"):
         word = "Y" + word[1:]
     if "y" in word:
@@ -241,7 +253,11 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
             if chars[i] == "y" and chars[i - 1] in _VOWELS:
                 chars[i] = "Y"
         word = "".join(chars)
+    return word
 
+
+def _regions(word: str) -> tuple[int, int]:
+    """The start of R1 and of R2 (``len(word)`` when a region is empty)."""
     r1 = len(word)
     for prefix in _R1_PREFIXES:
         if word.startswith(prefix):
@@ -250,14 +266,19 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
     else:
         r1 = _region_after(word, 0)
     r2 = _region_after(word, r1) if r1 < len(word) else len(word)
+    return r1, r2
 
-    # Step 0: possessive apostrophes.
+
+def _step0(word: str) -> str:
+    """Possessive apostrophes."""
     for suffix in ("'s'", "'s", "'"):
         if word.endswith(suffix):
-            word = word[: -len(suffix)]
-            break
+            return word[: -len(suffix)]
+    return word
 
-    # Step 1a.
+
+def _step1a(word: str) -> str:
+    """Plural endings: -sses, -ied/-ies, -s."""
     if word.endswith("sses"):
         word = word[:-2]
     elif word.endswith("ied") or word.endswith("ies"):
@@ -267,11 +288,11 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
     elif word.endswith("s"):
         if _has_vowel(word[:-2]):
             word = word[:-1]
+    return word
 
-    if word in _EXCEPTIONS2:
-        return word
 
-    # Step 1b.
+def _step1b(word: str, r1: int) -> str:
+    """-eed(ly) in R1 → -ee; -ed, -ing (and -ly forms) after a vowel go, then tidy the end."""
     for suffix in _STEP1B:
         if word.endswith(suffix):
             stem_ = word[: -len(suffix)]
@@ -289,12 +310,18 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
                 elif len(word) == r1 and _short_syllable_at_end(word):
                     word += "e"
             break
+    return word
 
-    # Step 1c: y/Y → i after a non-vowel that is not the first letter.
+
+def _step1c(word: str) -> str:
+    """y/Y → i after a non-vowel that is not the first letter."""
     if len(word) > 2 and word[-1] in "yY" and not _is_vowel(word[-2]):
         word = word[:-1] + "i"
+    return word
 
-    # Step 2.
+
+def _step2(word: str, r1: int) -> str:
+    """Derivational suffixes in R1 (-ational → -ate, -li after a valid ending, ...)."""
     for suffix, repl in _STEP2:
         if word.endswith(suffix):
             if len(word) - len(suffix) >= r1:
@@ -307,8 +334,11 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
                 else:
                     word = word[: -len(suffix)] + repl
             break
+    return word
 
-    # Step 3.
+
+def _step3(word: str, r1: int, r2: int) -> str:
+    """More derivational suffixes in R1 (-ative only in R2)."""
     for suffix, repl in _STEP3:
         if word.endswith(suffix):
             if len(word) - len(suffix) >= r1:
@@ -318,8 +348,11 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
                 else:
                     word = word[: -len(suffix)] + repl
             break
+    return word
 
-    # Step 4.
+
+def _step4(word: str, r2: int) -> str:
+    """Suffixes deleted in R2 (-ion only after s or t)."""
     for suffix in _STEP4:
         if word.endswith(suffix):
             if len(word) - len(suffix) >= r2:
@@ -329,8 +362,11 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
                 else:
                     word = word[: -len(suffix)]
             break
+    return word
 
-    # Step 5.
+
+def _step5(word: str, r1: int, r2: int) -> str:
+    """A final -e in R2 (or in R1 after no short syllable); -ll in R2 → -l."""
     if word.endswith("e"):
         pos = len(word) - 1
         if pos >= r2 or (pos >= r1 and not _short_syllable_at_end(word[:-1])):
@@ -338,8 +374,7 @@ def _porter2(word: str) -> str:  # noqa: C901 - one function per published algor
     elif word.endswith("l"):
         if len(word) - 1 >= r2 and word[-2:-1] == "l":
             word = word[:-1]
-
-    return word.replace("Y", "y")
+    return word
 
 
 _STEM_CACHE: dict[str, str] = {}
