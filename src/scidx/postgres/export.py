@@ -538,23 +538,11 @@ def export_index(
             has no pgvector extension.
     """
     import psycopg
-    from psycopg import sql
 
     names = TableNames(schema=schema, table=table)
     started = time.perf_counter()
     report = ExportReport(table=names.qualified, chunks=len(index))
-    clock = {"": started}  # the current stage's name -> its start time
-
-    def stage(name: str) -> None:
-        now = time.perf_counter()
-        ((current, since),) = clock.items()
-        if current:
-            report.stages[current] = report.stages.get(current, 0.0) + now - since
-        clock.clear()
-        clock[name] = now
-        if name and progress is not None:
-            progress(name)
-
+    stage = _Stages(report, progress, started)
     c = _corpus(index)
     # int8 and binary indexes are exported decoded (their int8 rows, which the file rescores
     # with), so PostgreSQL's cosines are the file's scores up to float rounding.
@@ -596,30 +584,9 @@ def export_index(
             current: dict[str, int] = {}
             if incremental:
                 doing = "reading the existing rows"
-                for h, tid, d in conn.execute(
-                    sql.SQL("SELECT term_hash, term_id, df FROM {}").format(
-                        _ident(names.schema, names.terms)
-                    )
-                ):
-                    known[int(h)] = (int(tid), int(d))
-                for cid, rh in conn.execute(
-                    sql.SQL("SELECT id, row_hash FROM {}").format(_ident(names.schema, names.table))
-                ):
-                    current[str(cid)] = int(rh)
+                known, current = _read_existing(conn, names)
             term_ids = _assign_term_ids(file_terms, {h: t for h, (t, _) in known.items()})
-            hashes = rows.hashes.tolist()
-            write_list = (
-                [i for i in range(n) if current.get(rows.ids[i]) != hashes[i]]
-                if incremental
-                else list(range(n))
-            )
-            write = np.asarray(write_list, dtype=np.int64)
-            new_ids = set(rows.ids)
-            removed = [cid for cid in current if cid not in new_ids]
-            report.inserted = sum(1 for i in write_list if rows.ids[i] not in current)
-            report.updated = len(write_list) - report.inserted
-            report.deleted = len(removed)
-            report.unchanged = n - len(write_list)
+            write, removed = _plan_writes(rows, current, incremental, report)
             stage("tokenize")
             changes = _Changes(index, rows, write, _term_freqs(index, rows, write), term_ids)
             if incremental:
@@ -636,16 +603,7 @@ def export_index(
                 report.deleted = 0
             stage("commit")
             doing = "writing the stamp table"
-            values = dict(layout)
-            values.update(
-                {
-                    "stats": {"chunks": n, "avgdl": _avgdl(index)},
-                    "contentHash": content_hash,
-                    "urlTemplate": index.meta.get("urlTemplate"),
-                    "fusion": dict(_corpus(index).fusion),
-                    "generator": str(index.header.generator),
-                }
-            )
+            values = _stamp(index, layout, n, content_hash)
             _write_meta(conn, names, values, old if incremental else None)
             doing = "committing"
         stage("")
@@ -655,6 +613,86 @@ def export_index(
         conn.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+class _Stages:
+    """Adds each stage's seconds to ``report.stages``; tells ``progress`` as a stage starts.
+
+    Called with the next stage's name, or ``""`` to end the last one.
+    """
+
+    def __init__(self, report: ExportReport, progress: Progress | None, started: float) -> None:
+        self.report = report
+        self.progress = progress
+        self.current = ""
+        self.since = started
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        if self.current:
+            stages = self.report.stages
+            stages[self.current] = stages.get(self.current, 0.0) + now - self.since
+        self.current, self.since = name, now
+        if name and self.progress is not None:
+            self.progress(name)
+
+
+def _read_existing(
+    conn: psycopg.Connection[Any], names: TableNames
+) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
+    """The exported terms (hash -> (term id, df)) and chunks (id -> row hash)."""
+    from psycopg import sql
+
+    known: dict[int, tuple[int, int]] = {}
+    current: dict[str, int] = {}
+    for h, tid, d in conn.execute(
+        sql.SQL("SELECT term_hash, term_id, df FROM {}").format(_ident(names.schema, names.terms))
+    ):
+        known[int(h)] = (int(tid), int(d))
+    for cid, rh in conn.execute(
+        sql.SQL("SELECT id, row_hash FROM {}").format(_ident(names.schema, names.table))
+    ):
+        current[str(cid)] = int(rh)
+    return known, current
+
+
+def _plan_writes(
+    rows: _Rows, current: dict[str, int], incremental: bool, report: ExportReport
+) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """The rows to write and the chunk ids to delete; counts them into ``report``.
+
+    An incremental export writes only rows whose hash differs from ``current`` (the table's);
+    a full one writes every row.
+    """
+    n = len(rows.ids)
+    hashes = rows.hashes.tolist()
+    write_list = (
+        [i for i in range(n) if current.get(rows.ids[i]) != hashes[i]]
+        if incremental
+        else list(range(n))
+    )
+    new_ids = set(rows.ids)
+    removed = [cid for cid in current if cid not in new_ids]
+    report.inserted = sum(1 for i in write_list if rows.ids[i] not in current)
+    report.updated = len(write_list) - report.inserted
+    report.deleted = len(removed)
+    report.unchanged = n - len(write_list)
+    return np.asarray(write_list, dtype=np.int64), removed
+
+
+def _stamp(index: Index, layout: dict[str, Any], n: int, content_hash: str) -> dict[str, Any]:
+    """The stamp table's values: the layout, plus what a reader of the table needs."""
+    values = dict(layout)
+    values.update(
+        {
+            "stats": {"chunks": n, "avgdl": _avgdl(index)},
+            "contentHash": content_hash,
+            "urlTemplate": index.meta.get("urlTemplate"),
+            "fusion": dict(_corpus(index).fusion),
+            "generator": str(index.header.generator),
+        }
+    )
+    return values
 
 
 def _write_full(
