@@ -404,6 +404,23 @@ def _valid_row(vector: np.ndarray, dimensions: int, tolerance: float = 1e-3) -> 
 _SEED_NORM_TOLERANCE = 0.02
 
 
+def _spread(
+    pairs: Sequence[tuple[int, int]], vectors: Vectors
+) -> Iterator[tuple[list[int], Vectors]]:
+    """``(positions, rows)`` for the ``(position, vector row)`` pairs, a bounded slice at a time.
+
+    A text repeated across many chunks is embedded once but stored at each of its positions;
+    copying its vector that many times in one piece could take more memory than the index.
+    """
+    for start in range(0, len(pairs), _SPREAD_ROWS):
+        part = pairs[start : start + _SPREAD_ROWS]
+        take = [row for _, row in part]
+        yield [p for p, _ in part], np.ascontiguousarray(vectors[take], dtype=np.float32)
+
+
+_SPREAD_ROWS = 8192
+
+
 class CachedEmbedder(Embedder):
     """An :class:`Embedder` that answers from a cache and sends only misses to ``inner``.
 
@@ -474,9 +491,9 @@ class CachedEmbedder(Embedder):
         hit_keys = list(known)
         for start in range(0, len(hit_keys), _HIT_BATCH):
             batch = hit_keys[start : start + _HIT_BATCH]
-            positions = [p for key in batch for p in positions_of[key]]
-            rows = [known[key] for key in batch for _ in positions_of[key]]
-            yield positions, np.ascontiguousarray(np.stack(rows), dtype=np.float32)
+            table = np.ascontiguousarray(np.stack([known[key] for key in batch]), dtype=np.float32)
+            pairs = [(p, row) for row, key in enumerate(batch) for p in positions_of[key]]
+            yield from _spread(pairs, table)
 
         miss_keys = [k for k in positions_of if k not in known]
         if not miss_keys:
@@ -503,8 +520,7 @@ class CachedEmbedder(Embedder):
                 for row, i in enumerate(batch_positions)
                 for position in positions_of[miss_keys[i]]
             ]
-            take = [row for _, row in pairs]
-            yield [p for p, _ in pairs], np.ascontiguousarray(vectors[take], dtype=np.float32)
+            yield from _spread(pairs, vectors)
         if not all(done):
             raise ProviderError(
                 f"{self.provider_id} model {self.model_id} returned no vector for "

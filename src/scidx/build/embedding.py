@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scidx.build.arrays import record_texts
+from scidx.build.arrays import record_texts, release_freed_memory
 from scidx.build.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
 from scidx.build.config import Config
 from scidx.build.progress import Progress
@@ -115,3 +115,4 @@ def embed_records(
     finally:
         if cache is not None:
             cache.close()
+        release_freed_memory()  # the cache keys of every text

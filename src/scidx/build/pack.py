@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, cast
 
 import xxhash
 
-from scidx.build.arrays import GENERATOR, PACKER_VERSION, encode_records
+from scidx.build.arrays import GENERATOR, PACKER_VERSION, encode_records, release_freed_memory
 from scidx.build.chunk import CHUNKER_VERSION
 from scidx.build.config import Config, load_config, show_value
 from scidx.build.embedding import embed_records, make_embedder
@@ -493,6 +493,7 @@ def _write_once(
 
     def write(fh: BinaryIO) -> None:
         write_index(fh, held.pop(), dict(meta), built_utc=built, generator=GENERATOR)
+        release_freed_memory()
 
     return write
 

@@ -301,7 +301,7 @@ class _PostingParts:
         self.dl_float = np.zeros(n, dtype=np.float64)
         self.hashes: list[npt.NDArray[np.uint64]] = []
         self.docs: list[npt.NDArray[np.uint32]] = []
-        self.tfs: list[npt.NDArray[np.float64]] = []
+        self.tfs: list[npt.NDArray[np.floating[Any]]] = []
 
     def add(self, block: TermBlock) -> None:
         """Reduce the next chunks' term occurrences to a part."""
@@ -338,7 +338,11 @@ class _PostingParts:
         runs = np.flatnonzero(first)
         self.hashes.append(hashes[runs])
         self.docs.append(did[runs].astype(np.uint32))
-        self.tfs.append(np.add.reduceat(weight, runs))
+        tf = np.add.reduceat(weight, runs)
+        # Term frequencies are sums of small field weights (integers for the packer's 2.0 and
+        # 1.0): kept as float32 when that is exact, which saves a fifth of the build's memory.
+        tf32 = tf.astype(np.float32)
+        self.tfs.append(tf32 if np.array_equal(tf32, tf) else tf)
 
     def finish(
         self, doc_len: npt.NDArray[np.uint32], avgdl: float, k1: float, b: float
@@ -371,7 +375,7 @@ class _PostingParts:
                 continue
             ph = np.concatenate([self.hashes[p][lo:hi] for p, lo, hi in sel])
             pd = np.concatenate([self.docs[p][lo:hi] for p, lo, hi in sel])
-            tf = np.concatenate([self.tfs[p][lo:hi] for p, lo, hi in sel])
+            tf = np.concatenate([self.tfs[p][lo:hi].astype(np.float64) for p, lo, hi in sel])
             order = np.lexsort((pd, ph))
             ph, pd, tf = ph[order], pd[order], tf[order]
             new_term = np.ones(ph.shape[0], dtype=bool)
