@@ -46,7 +46,8 @@ from scidx.index.index import Index, load  # noqa: E402
 SEARCH = "scidx keyword search() (Hit objects)"
 SNIPPETS = "scidx keyword search() + every snippet read"
 RANK = "scidx keyword rank() (ids + scores)"
-BATCH = "scidx keyword search_batch() (Hit objects)"
+BATCH = "scidx keyword search_batch(group=None) (Hit objects)"
+BATCH_GROUPED = "scidx keyword search_batch() (default group)"
 BM_LOOP = "bm25s retrieve, one query per call"
 BM_BATCH = "bm25s retrieve, all queries in one batch"
 
@@ -133,7 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 [h.snippet for h in idx.search(t, k=k, mode="keyword")] for t in qtexts
             ],
             RANK: lambda: [idx.rank(t, k=k, mode="keyword") for t in qtexts],
-            BATCH: lambda: idx.search_batch(qtexts, k=k, mode="keyword"),
+            # Raw chunks, as bm25s's batch retrieve returns them (a SciFact document is one
+            # chunk, so grouping changes no result; the default-grouped call is shown too).
+            BATCH: lambda: idx.search_batch(qtexts, k=k, mode="keyword", group=None),
+            BATCH_GROUPED: lambda: idx.search_batch(qtexts, k=k, mode="keyword"),
         }
 
         if not args.no_bm25s:
@@ -192,12 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     targets = {SEARCH: 1.5, SNIPPETS: 0.5, RANK: 2.0, BATCH: 1.5}
     for name, value in speed.items():
-        line = f"  {name:<46} {value:>9.0f}"
-        peer = BM_BATCH if name == BATCH else BM_LOOP
+        line = f"  {name:<52} {value:>9.0f}"
+        peer = BM_BATCH if name in (BATCH, BATCH_GROUPED) else BM_LOOP
         if peer in speed and name not in (BM_LOOP, BM_BATCH):
             ratio = value / speed[peer]
             line += f"   {ratio:5.2f}x {'bm25s batch' if peer == BM_BATCH else 'bm25s'}"
-            line += f" (target >= {targets[name]}x)"
+            if name in targets:
+                line += f" (target >= {targets[name]}x)"
         print(line)
     return 0
 

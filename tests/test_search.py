@@ -20,12 +20,16 @@ from test_load import DOCS, build_index, record
 WORDS = "alpha beta gamma delta kappa sigma omega theta lambda zeta".split()
 
 
-def random_corpus(n: int, seed: int = 5) -> list[dict[str, Any]]:
+def random_corpus(n: int, seed: int = 5, *, sections: bool = False) -> list[dict[str, Any]]:
     rnd = random.Random(seed)
     recs = []
     for i in range(n):
         text = " ".join(rnd.choices(WORDS, k=rnd.randrange(3, 15)))
-        recs.append(record(f"d{i // 3:03d}.md", text, anchor=f"a{i % 3}", title=f"T{i // 3}"))
+        # sections=True: three chunks per section (ordinals 0-2), two sections per page.
+        anchor = f"a{(i // 3) % 2}" if sections else f"a{i % 3}"
+        page = f"d{i // (6 if sections else 3):03d}.md"
+        ordinal = i % 3 if sections else 0
+        recs.append(record(page, text, anchor=anchor, title=f"T{i // 3}", ordinal=ordinal))
     # Duplicate chunks (identical vectors and BM25 rows) create exact ties.
     recs.append(record("zz.md", recs[0]["text"], anchor="dup", title=recs[0]["title"]))
     recs.append(record("zz.md", recs[0]["text"], anchor="dup2", title=recs[0]["title"]))
@@ -306,6 +310,19 @@ def test_search_batch_equals_one_search_per_query(corpus_index: Index) -> None:
             batch = corpus_index.search_batch(queries, mode=mode, **kwargs)  # type: ignore[arg-type]
             single = [corpus_index.search(q, mode=mode, **kwargs) for q in queries]  # type: ignore[arg-type]
             assert batch == single
+    # Sections of several chunks: the batch groups them exactly as search does.
+    queries = ["alpha", "beta gamma", "omega delta zeta", "", "kappa lambda"]
+    with load_bytes(build_index(random_corpus(40, sections=True))) as idx:
+        for kwargs in ({}, {"group": None}, {"group": "page"}, {"mmr": 0.5, "k": 5}):
+            batch = idx.search_batch(queries, mode="keyword", **kwargs)  # type: ignore[arg-type]
+            single = [idx.search(q, mode="keyword", **kwargs) for q in queries]  # type: ignore[arg-type]
+            assert batch == single, kwargs
+            assert [[h.sections for h in hits] for hits in batch] == [
+                [h.sections for h in hits] for hits in single
+            ]
+        raw = idx.search_batch(queries, mode="keyword", group=None, k=20)
+        grouped = idx.search_batch(queries, mode="keyword", k=20)
+        assert raw != grouped  # grouping is on by default and did collapse some sections
     with pytest.raises(QueryError, match="a list of queries"):
         corpus_index.search_batch("kubectl")
     with pytest.raises(QueryError, match="k must be a positive integer"):

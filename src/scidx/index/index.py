@@ -560,6 +560,8 @@ class Index:
         heading: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         snippet_chars: int = DEFAULT_SNIPPET_CHARS,
+        group: str | None = "section",
+        mmr: float | None = None,
     ) -> list[list[Hit]]:
         """Search for many queries with the same settings: one hit list per query, in order.
 
@@ -576,6 +578,9 @@ class Index:
             heading: As for :meth:`search`.
             metadata: As for :meth:`search`.
             snippet_chars: As for :meth:`search`.
+            group: As for :meth:`search` (``"section"`` by default, like it; ``None`` for raw
+                chunks, as a ranking library returns them).
+            mmr: As for :meth:`search`.
 
         Returns:
             For each query, its hits ordered by score descending, then by chunk id.
@@ -599,6 +604,8 @@ class Index:
             heading=heading,
             metadata=metadata,
             snippet_chars=snippet_chars,
+            group=group,
+            mmr=mmr,
         )
         searcher = self._live()
         return [searcher.search(query, params) for query in queries]
