@@ -34,7 +34,7 @@ import numpy as np
 from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
 from scidx.errors import ConfigError, InputError, OutputError
 from scidx.evaluation.metrics import mean_metrics
-from scidx.index.index import load_bytes
+from scidx.index.index import Index, load_bytes
 from scidx.index.search import MODES
 
 __all__ = [
@@ -373,23 +373,7 @@ def run_bench(
     try:
         for mode, lam in ((m, lam) for m in modes for lam in mmr):
             mode_started = time.perf_counter()
-            runs: dict[str, dict[str, float]] = {}
-            latencies: list[float] = []
-            for i, (qid, text) in enumerate(queries.items()):
-                t0 = time.perf_counter()
-                if lam is None:
-                    ranked = rank(text, k, mode)
-                else:
-                    # Only ids and scores count here: rank() skips building hits and snippets.
-                    ranked = index.rank(text, k=k, mode=mode, mmr=lam)
-                latencies.append(time.perf_counter() - t0)
-                if lam is None:
-                    runs[qid] = dict(ranked)
-                else:
-                    # MMR reorders without changing scores; the metrics sort by score, so the
-                    # run carries the MMR order as descending pseudo-scores.
-                    runs[qid] = {doc: float(len(ranked) - i) for i, (doc, _) in enumerate(ranked)}
-                report(f"query:{mode}", i + 1, len(queries))
+            runs, latencies = _query_all(queries, rank, index, k, mode, lam, report)
             rows.append(
                 _measured(
                     data,
@@ -410,6 +394,39 @@ def run_bench(
         close()
         index.close()
     return rows
+
+
+def _query_all(
+    queries: dict[str, str],
+    rank: Callable[[str, int, str], Sequence[tuple[str, float]]],
+    index: Index,
+    k: int,
+    mode: str,
+    lam: float | None,
+    report: Progress,
+) -> tuple[dict[str, dict[str, float]], list[float]]:
+    """Rank every query: the run (query id -> {doc id: score}) and each query's seconds.
+
+    ``lam``: rank with MMR at this weight, over the packed ``index`` (None: ``rank``).
+    """
+    runs: dict[str, dict[str, float]] = {}
+    latencies: list[float] = []
+    for i, (qid, text) in enumerate(queries.items()):
+        t0 = time.perf_counter()
+        if lam is None:
+            ranked = rank(text, k, mode)
+        else:
+            # Only ids and scores count here: rank() skips building hits and snippets.
+            ranked = index.rank(text, k=k, mode=mode, mmr=lam)
+        latencies.append(time.perf_counter() - t0)
+        if lam is None:
+            runs[qid] = dict(ranked)
+        else:
+            # MMR reorders without changing scores; the metrics sort by score, so the run
+            # carries the MMR order as descending pseudo-scores.
+            runs[qid] = {doc: float(len(ranked) - i) for i, (doc, _) in enumerate(ranked)}
+        report(f"query:{mode}", i + 1, len(queries))
+    return runs, latencies
 
 
 def _measured(
