@@ -18,6 +18,7 @@ import scidx.build.pack as pack_mod
 from scidx.build.incremental import sidecar_path
 from scidx.build.pack import pack_docs, pack_records
 from scidx.build.records import Record
+from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ChunkError, ConfigError, CorruptIndexError, InputError, OutputError
 from scidx.index.format import read_header
 
@@ -525,6 +526,33 @@ def test_records_with_worker_processes_give_identical_bytes() -> None:
     ]
     serial = pack_records(recs, None, dimensions=32, workers=1, use_cache=False).data
     parallel = pack_records(recs, None, dimensions=32, workers=2, use_cache=False).data
+    assert serial is not None and serial == parallel
+
+
+def _slow_hash_terms(*args: object) -> object:
+    from scidx.index.bm25 import hash_terms
+
+    time.sleep(0.1)  # workers still tokenising when the embedding is done
+    return hash_terms(*args)  # type: ignore[arg-type]
+
+
+class _InProcessHashing(HashingEmbedder):
+    """Not the built-in class, so the pool does not take over its batches (they run here)."""
+
+
+def test_bm25_blocks_still_running_in_workers_are_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: the workers' term blocks were read after the pool closed, which cancelled
+    the jobs still running (a loaded machine): CancelledError instead of an index."""
+    import scidx.build.workers as workers_mod
+
+    monkeypatch.setattr(workers_mod, "hash_terms", _slow_hash_terms)
+    monkeypatch.setattr(workers_mod, "BM25_BLOCK", 200)  # 45 jobs of 0.1 s on 2 workers
+    recs = [{"id": f"d{i:05d}", "text": f"body {i} words widget {i % 13}"} for i in range(9000)]
+    emb = _InProcessHashing(dimensions=16)
+    serial = pack_records(recs, None, embedder=emb, workers=1, use_cache=False).data
+    parallel = pack_records(recs, None, embedder=emb, workers=2, use_cache=False).data
     assert serial is not None and serial == parallel
 
 

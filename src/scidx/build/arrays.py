@@ -31,9 +31,11 @@ __all__ = [
     "BM25_BLOCK",
     "BM25_HEADING_WEIGHT",
     "BM25_K1",
+    "BM25Built",
     "GENERATOR",
     "PACKER_VERSION",
     "bm25_blocks",
+    "build_bm25",
     "build_index_arrays",
     "built_utc",
     "canonical_json",
@@ -103,37 +105,53 @@ def bm25_blocks(records: Sequence[Record]) -> Iterator[TermBlock]:
         yield hash_terms(headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK])
 
 
+BM25Built = tuple[dict[str, np.ndarray], dict[str, Any]]
+"""The ``bm25.*`` arrays of an index and its ``bm25`` meta."""
+
+
+def build_bm25(records: Sequence[Record], blocks: Iterable[TermBlock] | None = None) -> BM25Built:
+    """The records' BM25 arrays and meta, from streamed term blocks.
+
+    Args:
+        records: Validated records in canonical order.
+        blocks: Their BM25 term occurrences in order, one block of records at a time, as
+            :func:`scidx.index.bm25.hash_terms` computes them (in worker processes: read them
+            before the pool closes); tokenised here when None (:func:`bm25_blocks`).
+    """
+    built = build_arrays_from_blocks(
+        bm25_blocks(records) if blocks is None else blocks,
+        len(records),
+        k1=BM25_K1,
+        b=BM25_B,
+        heading_weight=BM25_HEADING_WEIGHT,
+    )
+    release_freed_memory()  # the term occurrences and postings parts, before the strings
+    return built
+
+
 def build_index_arrays(
     records: Sequence[Record],
     vectors: np.ndarray | Mapping[str, np.ndarray],
-    blocks: Iterable[TermBlock] | None = None,
+    bm25: BM25Built | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Build every named array of an index from validated, ordered records and their vectors.
 
-    The BM25 arrays come first, so the term occurrences are reduced and gone before the
-    string tables are made: the peak is the larger of the two, not their sum.
+    The BM25 arrays come first (or were built by the caller), so the term occurrences are
+    reduced and gone before the string tables are made: the peak is the larger of the two,
+    not their sum.
 
     Args:
         records: Validated records in canonical order.
         vectors: Their embeddings, row for row: a float matrix (stored as float32) or the
             arrays of one encoding (from :func:`scidx.index.vectors.encode_vectors`).
-        blocks: The records' BM25 term occurrences in order, one block of records at a time,
-            already computed by :func:`scidx.index.bm25.hash_terms` (in worker processes);
-            computed here when None (:func:`bm25_blocks`).
+        bm25: Their BM25 arrays and meta from :func:`build_bm25`; built here when None.
 
     Returns:
         ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
     """
+    bm25_arrays, bm25_meta = build_bm25(records) if bm25 is None else bm25
+    del bm25
     n = len(records)
-    bm25_arrays, bm25_meta = build_arrays_from_blocks(
-        bm25_blocks(records) if blocks is None else blocks,
-        n,
-        k1=BM25_K1,
-        b=BM25_B,
-        heading_weight=BM25_HEADING_WEIGHT,
-    )
-    del blocks
-    release_freed_memory()  # the term occurrences and postings parts, before the strings
     sources = sorted({r.source for r in records})
     source_row = {s: i for i, s in enumerate(sources)}
     source_title, source_meta = _source_fields(records)
@@ -253,8 +271,8 @@ def encode_records(
     records: Sequence[Record],
     vectors: np.ndarray | Mapping[str, np.ndarray],
     meta: dict[str, Any],
-    blocks: Iterable[TermBlock] | None = None,
+    bm25: BM25Built | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
     """Build the arrays and header meta of an index from records and their vectors."""
-    arrays, meta_part = build_index_arrays(records, vectors, blocks)
+    arrays, meta_part = build_index_arrays(records, vectors, bm25)
     return arrays, {**meta, **meta_part}, built_utc()

@@ -25,7 +25,13 @@ from typing import Any, BinaryIO, cast
 
 import xxhash
 
-from scidx.build.arrays import GENERATOR, PACKER_VERSION, encode_records, release_freed_memory
+from scidx.build.arrays import (
+    GENERATOR,
+    PACKER_VERSION,
+    build_bm25,
+    encode_records,
+    release_freed_memory,
+)
 from scidx.build.chunk import CHUNKER_VERSION
 from scidx.build.config import Config, load_config, show_value
 from scidx.build.embedding import embed_records, make_embedder
@@ -214,7 +220,9 @@ def pack_records(
             encoding=vectors,
         )
         embed_seconds = time.perf_counter() - embed_started
-        bm25_blocks = bm25_pending() if bm25_pending is not None else None
+        report("index", 0, 1)
+        # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
+        bm25 = build_bm25(valid, bm25_pending() if bm25_pending is not None else None)
     finally:
         pool.close()
     meta: dict[str, Any] = {
@@ -226,9 +234,8 @@ def pack_records(
         "fusion": emb.fusion(),
         "sourceRoot": source_root,
     }
-    report("index", 0, 1)
-    arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25_blocks)
-    del vector_arrays, bm25_blocks  # `arrays` holds what is left of them
+    arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25)
+    del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
     result = PackResult(
         output=Path(output) if output is not None else None,
@@ -328,12 +335,13 @@ def pack_docs(
         )
         result.embed_seconds = time.perf_counter() - embed_started
         result.truncated = _truncated(run.embedder)
-        bm25_blocks = bm25_pending() if bm25_pending is not None else None
+        report("index", 0, 1)
+        # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
+        bm25 = build_bm25(valid, bm25_pending() if bm25_pending is not None else None)
     finally:
         pool.close()
-    report("index", 0, 1)
-    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25_blocks)
-    del vector_arrays, bm25_blocks  # `arrays` holds what is left of them
+    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25)
+    del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
     if check:
         data = _in_memory(arrays, meta, built)
