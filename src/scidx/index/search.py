@@ -315,17 +315,14 @@ class Searcher:
         return top_k_dense(self.vector_scores(q), k)
 
     def vector_scores(self, q: npt.NDArray[np.float32]) -> _Scores:
-        """Cosine scores of every chunk against the normalised query ``q``."""
-        # One matrix-vector product straight over the memory map; no copy, no chunking (the
-        # result is N floats). einsum's own loop, not BLAS: OpenBLAS starts its thread pool for
-        # a product this size, and a server calling search from 16 threads on 2 cores then ran
-        # 60x slower than one thread (oversubscription). The einsum kernel is single-threaded
-        # and as fast as single-threaded BLAS here (benchmarks/bench_threads.py).
-        vectors = self.corpus.vectors
-        if isinstance(vectors, np.ndarray):
-            scores: _Scores = np.einsum("ij,j->i", vectors, q, dtype=np.float32)
-            return scores
-        return np.asarray(vectors @ q, dtype=np.float32)  # a compact store scores itself
+        """Cosine scores of every chunk against the normalised query ``q``.
+
+        One matrix-vector product straight over the memory map, no copy; the store splits the
+        rows over one thread per core (see :mod:`scidx.index.vectors`).
+        """
+        store = self.corpus.store
+        assert store is not None  # always set when the corpus is built
+        return np.asarray(store @ q, dtype=np.float32)
 
     def _expand(
         self, qvec: npt.NDArray[np.float32], kw_rows: _Rows, kw_scores: _Scores

@@ -42,7 +42,7 @@ import functools
 import os
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -305,7 +305,7 @@ _POOL_LOCK = threading.Lock()
 
 
 def _threads() -> int:
-    """Threads for scoring int8 rows: one per core, at most 4."""
+    """Threads for scoring rows: one per core, at most 4."""
     return max(1, min(os.cpu_count() or 1, 4))
 
 
@@ -315,9 +315,25 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
     with _POOL_LOCK:
         if _POOL is None:
             _POOL = concurrent.futures.ThreadPoolExecutor(
-                max_workers=_threads(), thread_name_prefix="scidx-int8"
+                max_workers=_threads(), thread_name_prefix="scidx-score"
             )
         return _POOL
+
+
+def _split_rows(n: int, score: Callable[[int, int], None]) -> None:
+    """Call ``score(first, last)`` over ``n`` rows: split over the pool when there are many.
+
+    numpy releases the GIL in the conversions and products, so the parts run in parallel. The
+    split points are multiples of :data:`SCORE_BLOCK`, so every row is scored in the same
+    block and at the same alignment, with the same result, however many threads run.
+    """
+    parts = _threads() if n >= _THREADED_ROWS else 1
+    step = -(-n // parts // SCORE_BLOCK) * SCORE_BLOCK if parts > 1 else n
+    ranges = [(start, min(start + step, n)) for start in range(0, n, max(step, 1))]
+    if len(ranges) > 1:
+        list(_pool().map(lambda r: score(*r), ranges))
+    else:
+        score(0, n)
 
 
 def _corrupt(source: str, what: str) -> CorruptIndexError:
@@ -391,7 +407,20 @@ class Float32Vectors(VectorStore):
         return int(self.matrix.nbytes)
 
     def __matmul__(self, q: npt.NDArray[np.float32]) -> _Scores:
-        return np.asarray(self.matrix @ q, dtype=_F32)
+        q = np.asarray(q, dtype=_F32)
+        out = np.empty(self.shape[0], dtype=_F32)
+        matrix = self.matrix
+
+        def score(first: int, last: int) -> None:
+            # einsum's own loop, not BLAS: OpenBLAS starts its thread pool for a product this
+            # size, and a server calling search from 16 threads on 2 cores then ran 60x slower
+            # than one thread (oversubscription). The rows are split over the process-wide
+            # pool instead (one thread per core, shared by every search), which gives one
+            # query most of BLAS's speed and many queries no more threads than cores.
+            np.einsum("ij,j->i", matrix[first:last], q, out=out[first:last], dtype=_F32)
+
+        _split_rows(self.shape[0], score)
+        return out
 
     def __getitem__(self, rows: Any) -> _FloatMatrix:
         return np.asarray(self.matrix[rows], dtype=_F32)
@@ -421,20 +450,9 @@ class Int8Vectors(VectorStore):
         return int(self.codes.nbytes + self.scale.nbytes)
 
     def __matmul__(self, q: npt.NDArray[np.float32]) -> _Scores:
-        n = self.shape[0]
         q = np.asarray(q, dtype=_F32)
-        out = np.empty(n, dtype=_F32)
-        # Large matrices are split over threads (numpy releases the GIL in the conversion and
-        # the product), like the BLAS matvec of a float32 index uses every core. The split
-        # points are multiples of SCORE_BLOCK, so every row is scored in the same block, with
-        # the same result, however many threads run.
-        parts = _threads() if n >= _THREADED_ROWS else 1
-        step = -(-n // parts // SCORE_BLOCK) * SCORE_BLOCK if parts > 1 else n
-        ranges = [(start, min(start + step, n)) for start in range(0, n, max(step, 1))]
-        if len(ranges) > 1:
-            list(_pool().map(lambda r: self._score_range(q, out, *r), ranges))
-        else:
-            self._score_range(q, out, 0, n)
+        out = np.empty(self.shape[0], dtype=_F32)
+        _split_rows(self.shape[0], lambda first, last: self._score_range(q, out, first, last))
         np.multiply(out, self.scale, out=out)
         return out
 
