@@ -402,3 +402,22 @@ def test_threaded_int8_scores_equal_single_thread(monkeypatch: pytest.MonkeyPatc
     codes = arrays["vectors.i8"].view(np.int8).astype(np.float64)
     decoded = codes * arrays["vectors.scale"][:, None]
     np.testing.assert_allclose(single, decoded @ q, atol=1e-5)
+
+
+@pytest.mark.parametrize("dims", [3, 48, 100, 1536])
+def test_threaded_float32_scores_equal_single_thread(
+    monkeypatch: pytest.MonkeyPatch, dims: int
+) -> None:
+    """Rows split over threads are scored bit for bit as in one pass, whatever the dims."""
+    import scidx.index.vectors as vectors_mod
+
+    v = _unit_rows(3001, dims, seed=dims)
+    store = vectors_mod.Float32Vectors(v, "<t>")
+    q = v[17]
+    monkeypatch.setattr(vectors_mod, "_THREADED_ROWS", 10**9)
+    single = store @ q
+    monkeypatch.setattr(vectors_mod, "_THREADED_ROWS", 1)
+    for threads in (2, 3):
+        monkeypatch.setattr(vectors_mod, "_threads", lambda threads=threads: threads)
+        np.testing.assert_array_equal(store @ q, single)
+    np.testing.assert_allclose(single, v.astype(np.float64) @ q, atol=1e-5)
