@@ -421,3 +421,19 @@ def test_threaded_float32_scores_equal_single_thread(
         monkeypatch.setattr(vectors_mod, "_threads", lambda threads=threads: threads)
         np.testing.assert_array_equal(store @ q, single)
     np.testing.assert_allclose(single, v.astype(np.float64) @ q, atol=1e-5)
+
+
+def test_threaded_hamming_equals_single_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scidx.index.vectors as vectors_mod
+
+    v = _unit_rows(5000, 130, seed=9)
+    arrays = encode_vectors(v, "binary")
+    store = vectors_mod.BinaryVectors(
+        arrays["vectors.bits"], arrays["vectors.i8"], arrays["vectors.scale"], "<t>"
+    )
+    monkeypatch.setattr(vectors_mod, "_THREADED_ROWS", 10**9)
+    single = store.hamming(v[3])
+    monkeypatch.setattr(vectors_mod, "_THREADED_ROWS", 1)
+    monkeypatch.setattr(vectors_mod, "_threads", lambda: 3)
+    np.testing.assert_array_equal(store.hamming(v[3]), single)
+    assert single[3] == 0 and single.shape == (5000,)

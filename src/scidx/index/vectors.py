@@ -520,18 +520,23 @@ class BinaryVectors(Int8Vectors):
         return int(self.bits.nbytes) + super().nbytes
 
     def hamming(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.uint16]:
-        """Hamming distance of every row's sign bits to those of ``q``."""
+        """Hamming distance of every row's sign bits to those of ``q`` (rows split over cores)."""
         qwords = query_bits(q).view("<u8")
-        n = self.shape[0]
+        out = np.empty(self.shape[0], dtype=np.uint16)
+        _split_rows(self.shape[0], lambda first, last: self._hamming(qwords, out, first, last))
+        return out
+
+    def _hamming(
+        self, qwords: npt.NDArray[np.uint64], out: npt.NDArray[np.uint16], first: int, last: int
+    ) -> None:
         words = self.words
         nw = words.shape[1]
-        out = np.empty(n, dtype=np.uint16)
         step = 16384
-        x = np.empty((min(step, n), nw), dtype=np.uint64)
+        x = np.empty((min(step, last - first), nw), dtype=np.uint64)
         # One popcount byte per word, padded with zero columns to whole u64s (see below).
-        counts = np.zeros((min(step, n), 8 * -(-nw // 8)), dtype=np.uint8)
-        for start in range(0, n, step):
-            stop = min(start + step, n)
+        counts = np.zeros((min(step, last - first), 8 * -(-nw // 8)), dtype=np.uint8)
+        for start in range(first, last, step):
+            stop = min(start + step, last)
             xb, cb = x[: stop - start], counts[: stop - start]
             np.bitwise_xor(words[start:stop], qwords, out=xb)
             np.bitwise_count(xb, out=cb[:, :nw])
@@ -541,7 +546,6 @@ class BinaryVectors(Int8Vectors):
             z = (y & _LOW_BYTES) + ((y >> _SHIFT8) & _LOW_BYTES)
             z = (z * _ONES16) >> _SHIFT48
             out[start:stop] = z[:, 0] if z.shape[1] == 1 else z.sum(axis=1)
-        return out
 
     def candidates(self, q: npt.NDArray[np.float32], k: int) -> _Rows | None:
         n, d = self.shape
