@@ -43,12 +43,14 @@ import scidx
 idx = scidx.load(sys.argv[1])
 assert idx.search("install kubectl", mode="keyword", k=3)
 idx.rank("install kubectl", mode="keyword", k=3)
-# Start-up cost (benchmarks/bench_startup.py): a keyword search needs no embedder, no JSON and
-# no importlib.resources; they are imported when a query vector, a metadata read or a packaged
-# index needs them.
+# Start-up cost (benchmarks/bench_startup.py): a keyword search needs no embedder, no JSON, no
+# importlib.resources, no thread pool (concurrent.futures pulls in logging), no HTML escaping
+# and no URL quoting; they are imported when a query vector, a metadata read, a packaged
+# index, a large vector product, HTML or a URL needs them.
 unneeded = sorted(
     {"scidx.embed", "scidx.embed.hashing", "scidx.embed.registry", "json",
-     "importlib.resources", "fnmatch"} & set(sys.modules)
+     "importlib.resources", "fnmatch", "concurrent.futures", "logging", "html",
+     "urllib.parse"} & set(sys.modules)
 )
 assert not unneeded, unneeded
 from scidx.embed.hashing import PROVIDER_ID

@@ -13,7 +13,6 @@ are known from the ``CODE_START``/``CODE_END`` markers the packer put in the cle
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -304,6 +303,8 @@ def highlight_html(
         >>> highlight_html("a <b> & c", [(6, 7)], [(2, 5)])
         'a <code>&lt;b&gt;</code> <mark>&amp;</mark> c'
     """
+    import html  # only a page that renders HTML pays for it (html.entities is large)
+
     n = len(text)
 
     def ranges(items: Iterable[Sequence[int]]) -> list[tuple[int, int]]:

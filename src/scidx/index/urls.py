@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import string
-from urllib.parse import quote
 
 from scidx.index.safety import MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
 
@@ -69,7 +68,7 @@ def render_url(
     parts = url_parts_encoded(source, source_root)
     if parts is None:
         return None
-    values = {"anchor": quote(anchor, safe=""), **parts}
+    values = {"anchor": _quote(anchor, ""), **parts}
     out: list[str] = []
     for i, (literal, name) in enumerate(pieces):
         out.append(literal)
@@ -179,7 +178,14 @@ def url_parts(source: str, source_root: str | None = None) -> dict[str, str] | N
 def url_parts_encoded(source: str, source_root: str | None = None) -> dict[str, str] | None:
     """:func:`url_parts` with each value percent-encoded for a URL path (``/`` kept)."""
     parts = url_parts(source, source_root)
-    return None if parts is None else {k: quote(v, safe="/") for k, v in parts.items()}
+    return None if parts is None else {k: _quote(v, "/") for k, v in parts.items()}
+
+
+def _quote(value: str, safe: str) -> str:
+    """``urllib.parse.quote``, imported on first use (it pulls in ipaddress: start-up cost)."""
+    from urllib.parse import quote
+
+    return quote(value, safe=safe)
 
 
 def url_template_problem(template: str) -> str:

@@ -37,19 +37,21 @@ Runtime module: numpy and the stdlib only (plus :mod:`scidx.index.format`).
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError, QueryError, UnsupportedFormatVersionError
 from scidx.index.format import REBUILD_HINT, Buffer, Header, array_view
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -300,7 +302,7 @@ def vectors_meta_of(arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
 
 
 _THREADED_ROWS = 65536
-_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
@@ -309,14 +311,16 @@ def _threads() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def _pool() -> concurrent.futures.ThreadPoolExecutor:
+def _pool() -> ThreadPoolExecutor:
     """The process-wide scoring pool, created on first use (daemon threads, idle when unused)."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = concurrent.futures.ThreadPoolExecutor(
-                max_workers=_threads(), thread_name_prefix="scidx-score"
-            )
+            # Imported here: concurrent.futures pulls in logging, a cost every process that
+            # loads an index would pay for the few that score large matrices.
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="scidx-score")
         return _POOL
 
 
