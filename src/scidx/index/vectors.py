@@ -304,6 +304,7 @@ def vectors_meta_of(arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
 _THREADED_ROWS = 65536
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+_BLAS_LOCK = threading.Lock()
 
 
 def _threads() -> int:
@@ -411,20 +412,12 @@ class Float32Vectors(VectorStore):
         return int(self.matrix.nbytes)
 
     def __matmul__(self, q: npt.NDArray[np.float32]) -> _Scores:
-        q = np.asarray(q, dtype=_F32)
-        out = np.empty(self.shape[0], dtype=_F32)
-        matrix = self.matrix
-
-        def score(first: int, last: int) -> None:
-            # einsum's own loop, not BLAS: OpenBLAS starts its thread pool for a product this
-            # size, and a server calling search from 16 threads on 2 cores then ran 60x slower
-            # than one thread (oversubscription). The rows are split over the process-wide
-            # pool instead (one thread per core, shared by every search), which gives one
-            # query most of BLAS's speed and many queries no more threads than cores.
-            np.einsum("ij,j->i", matrix[first:last], q, out=out[first:last], dtype=_F32)
-
-        _split_rows(self.shape[0], score)
-        return out
+        # BLAS, one product at a time in the whole process: OpenBLAS gives one product every
+        # core (2-3x numpy's einsum loop here), and searches running at once queue for it
+        # instead of each starting OpenBLAS's thread pool, which oversubscribed the cores (16
+        # threads on 2 cores ran 60x slower than one; benchmarks/bench_threads.py).
+        with _BLAS_LOCK:
+            return np.asarray(self.matrix @ np.asarray(q, dtype=_F32), dtype=_F32)
 
     def __getitem__(self, rows: Any) -> _FloatMatrix:
         return np.asarray(self.matrix[rows], dtype=_F32)
