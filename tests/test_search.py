@@ -507,3 +507,35 @@ def test_rank_equals_search(mode: str) -> None:
         assert idx.rank(query, k=7, mode=mode) == [(h.id, h.score) for h in hits]
     with pytest.raises(QueryError):
         idx.rank("alpha", k=0)
+
+
+def test_dense_hybrid_fusion_equals_the_row_path(
+    corpus_index: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fusing dense keyword scores (no row lists) gives the row-list fusion's hits exactly."""
+    from scidx.index.search import Searcher
+
+    queries = ["alpha beta", "gamma delta kappa", "sigma omega theta lambda", "zeta alpha zeta"]
+    settings: list[dict[str, Any]] = [
+        {"k": 10},
+        {"k": 40, "min_score": 0.2},
+        {"k": 5, "alpha": 0.8},
+    ]
+    fast = [[corpus_index.search(q, mode="hybrid", **kw) for q in queries] for kw in settings]
+    calls: list[int] = []
+    dense = Searcher._dense_keyword
+
+    def spy(self: Searcher, terms: Any) -> Any:
+        out = dense(self, terms)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(Searcher, "_dense_keyword", spy)
+    corpus_index.search(queries[0], mode="hybrid")
+    assert any(calls)  # the dense path is the one the first run took
+    monkeypatch.setattr(Searcher, "_dense_keyword", lambda self, terms: None)
+    slow = [[corpus_index.search(q, mode="hybrid", **kw) for q in queries] for kw in settings]
+    assert fast == slow
+    assert [[[h.score for h in r] for r in s] for s in fast] == [
+        [[h.score for h in r] for r in s] for s in slow
+    ]

@@ -52,7 +52,13 @@ import numpy.typing as npt
 
 from scidx.errors import QueryError
 from scidx.fusion import DEFAULT_FUSION
-from scidx.index.bm25 import PostingLookup, keyword_top_k, query_terms, score_postings
+from scidx.index.bm25 import (
+    PostingLookup,
+    accumulate,
+    keyword_top_k,
+    query_terms,
+    score_postings,
+)
 from scidx.index.corpus import Corpus
 from scidx.index.filters import FilterMasks
 from scidx.index.grouping import Group, group_rows, mmr_order
@@ -348,6 +354,10 @@ class Searcher:
         self, terms: Sequence[str], qvec: npt.NDArray[np.float32] | None, alpha: float
     ) -> npt.NDArray[np.float32] | tuple[_Rows, _Scores]:
         """Fused scores: a dense array over all chunks, or ``(rows, scores)`` without vectors."""
+        if qvec is not None and terms:
+            dense = self._dense_keyword(terms)
+            if dense is not None:
+                return self._fuse_dense(dense, qvec, alpha)
         kw_rows, kw_scores = self.keyword_scores(terms) if terms else (_empty_rows(), _empty())
         kw_max = float(kw_scores.max()) if kw_rows.shape[0] else 0.0
         if qvec is None:
@@ -363,6 +373,45 @@ class Searcher:
         fused = cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)
         if kw_max > 0:
             fused[kw_rows] += (1.0 - alpha) * kw_scores.astype(np.float64) / kw_max
+        return fused.astype(np.float32)
+
+    def _dense_keyword(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
+        """BM25 scores of every chunk as one float32 array, when summing them densely is cheap.
+
+        The same float32 scores as :meth:`keyword_scores` (0 where a chunk has none of the
+        terms); ``None`` when the postings are sparse next to the chunks (then rows are better).
+        """
+        postings = self.postings.postings(terms)
+        if len(postings) < 2:
+            return None
+        summed = accumulate(postings, self.corpus.n)
+        return None if isinstance(summed, tuple) else summed.astype(np.float32)
+
+    def _fuse_dense(
+        self, kw: npt.NDArray[np.float32], qvec: npt.NDArray[np.float32], alpha: float
+    ) -> npt.NDArray[np.float32]:
+        """:meth:`_hybrid` from dense keyword scores: no row lists, same result bit for bit.
+
+        A chunk without the terms adds ``0.0`` to its fused score, which leaves it unchanged,
+        so adding the whole array equals adding the keyword rows alone.
+        """
+        kw_max = float(kw.max())
+        kw64 = kw.astype(np.float64)
+        docs = int(self.corpus.fusion["prfDocs"])
+        if kw_max > 0 and docs > 0:
+            # The feedback rows: the best `docs` keyword chunks (those scoring 0 dropped), the
+            # same rows and order as ranking the keyword rows alone.
+            rows, scores = top_k_dense(kw, docs)
+            keep = scores > 0
+            qvec = self._expand(qvec, rows[keep], scores[keep])
+        cos = self.vector_scores(qvec).astype(np.float64)
+        np.maximum(cos, 0.0, out=cos)
+        vmax = float(cos.max()) if cos.shape[0] else 0.0
+        fused = cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)
+        if kw_max > 0:
+            np.multiply(kw64, 1.0 - alpha, out=kw64)
+            np.divide(kw64, kw_max, out=kw64)
+            fused += kw64
         return fused.astype(np.float32)
 
 
