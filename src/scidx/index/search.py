@@ -323,8 +323,9 @@ class Searcher:
     def vector_scores(self, q: npt.NDArray[np.float32]) -> _Scores:
         """Cosine scores of every chunk against the normalised query ``q``.
 
-        One matrix-vector product straight over the memory map, no copy; the store splits the
-        rows over one thread per core (see :mod:`scidx.index.vectors`).
+        One matrix-vector product straight over the memory map, no copy: for float32 one BLAS
+        product at a time in the process, for int8 and binary the rows split over one thread
+        per core (see :mod:`scidx.index.vectors`).
         """
         store = self.corpus.store
         assert store is not None  # always set when the corpus is built
@@ -367,13 +368,17 @@ class Searcher:
             return kw_rows, fused_kw.astype(np.float32)
         # Every chunk has a cosine, so fusing densely costs O(N) next to the O(N * D) product
         # and ranks every chunk exactly (no candidate pools that a filter could empty).
-        cos = self.vector_scores(self._expand(qvec, kw_rows, kw_scores)).astype(np.float64)
-        np.maximum(cos, 0.0, out=cos)
-        vmax = float(cos.max()) if cos.shape[0] else 0.0
-        fused = cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)
+        fused = self._vector_part(self._expand(qvec, kw_rows, kw_scores), alpha)
         if kw_max > 0:
             fused[kw_rows] += (1.0 - alpha) * kw_scores.astype(np.float64) / kw_max
         return fused.astype(np.float32)
+
+    def _vector_part(self, qvec: npt.NDArray[np.float32], alpha: float) -> npt.NDArray[np.float64]:
+        """``alpha`` times every chunk's cosine (negatives as 0) scaled by the best one."""
+        cos = self.vector_scores(qvec).astype(np.float64)
+        np.maximum(cos, 0.0, out=cos)
+        vmax = float(cos.max()) if cos.shape[0] else 0.0
+        return cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)
 
     def _dense_keyword(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
         """BM25 scores of every chunk as one float32 array, when summing them densely is cheap.
@@ -404,10 +409,7 @@ class Searcher:
             rows, scores = top_k_dense(kw, docs)
             keep = scores > 0
             qvec = self._expand(qvec, rows[keep], scores[keep])
-        cos = self.vector_scores(qvec).astype(np.float64)
-        np.maximum(cos, 0.0, out=cos)
-        vmax = float(cos.max()) if cos.shape[0] else 0.0
-        fused = cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)
+        fused = self._vector_part(qvec, alpha)
         if kw_max > 0:
             np.multiply(kw64, 1.0 - alpha, out=kw64)
             np.divide(kw64, kw_max, out=kw64)
