@@ -82,7 +82,7 @@ def test_index_stores_plain_only_when_it_differs(tmp_path: Path) -> None:
     assert plain.data is not None
     header = read_header(plain.data)
     assert "chunk.plain.offsets" not in header.arrays
-    assert header.meta["packer"] == "scidx-pack-5"
+    assert header.meta["packer"] == "scidx-pack-6"
     cfg = _example_config(tmp_path)
     pack_docs(cfg, use_cache=False)
     data = (tmp_path / "example.scidx").read_bytes()

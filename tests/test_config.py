@@ -235,9 +235,10 @@ P = "staticcorpus.json"
         (
             {**BASE, "zzzzzz": 1},
             f'{P}: unknown key "zzzzzz"; known keys: include, exclude, embeddingProvider, '
-            "model, dimensions, maxChunkChars, output, anchorStyle, vectors, cacheDir, "
-            "urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, timeoutSeconds, threads, "
-            "maxTokens, allowDownload, providerOptions, allowExternalSymlinks",
+            "model, dimensions, maxChunkChars, output, anchorStyle, vectors, snippetOffsets, "
+            "cacheDir, urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, "
+            "timeoutSeconds, threads, maxTokens, allowDownload, providerOptions, "
+            "allowExternalSymlinks",
         ),
         (
             {"output": "o"},

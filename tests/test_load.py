@@ -31,7 +31,7 @@ from scidx.errors import (
     ScidxError,
     UnsupportedFormatVersionError,
 )
-from scidx.index import bm25, format
+from scidx.index import bm25, format, offsets
 from scidx.index.index import Index, load, load_bytes, load_resource
 
 BUILT = "2026-01-01T00:00:00Z"
@@ -70,8 +70,10 @@ def build_arrays(
     k1: float = bm25.DEFAULT_K1,
     b: float = bm25.DEFAULT_B,
     heading_weight: float = bm25.DEFAULT_HEADING_WEIGHT,
+    snippet_offsets: bool = True,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and meta of an index over ``records`` (already in row order)."""
+    texts = [r["text"] for r in records]
     sources = sorted({r["source"] for r in records})
     row_of = {s: i for i, s in enumerate(sources)}
     first = {s: next(r for r in records if r["source"] == s) for s in sources}
@@ -109,6 +111,9 @@ def build_arrays(
         "urlTemplate": url_template,
         "counts": {"chunks": len(records), "sources": len(sources)},
     }
+    if snippet_offsets:  # so the damage tests below reach these arrays too
+        arrays.update(offsets.build_offset_arrays([offsets.offsets_block(texts)]))
+        meta["snippets"] = {"offsets": offsets.OFFSETS_VERSION}
     return arrays, meta
 
 

@@ -529,11 +529,11 @@ def test_records_with_worker_processes_give_identical_bytes() -> None:
     assert serial is not None and serial == parallel
 
 
-def _slow_hash_terms(*args: object) -> object:
-    from scidx.index.bm25 import hash_terms
+def _slow_bm25_job(*args: object) -> object:
+    from scidx.build.arrays import bm25_job
 
     time.sleep(0.1)  # workers still tokenising when the embedding is done
-    return hash_terms(*args)  # type: ignore[arg-type]
+    return bm25_job(*args)  # type: ignore[arg-type]
 
 
 class _InProcessHashing(HashingEmbedder):
@@ -547,7 +547,7 @@ def test_bm25_blocks_still_running_in_workers_are_waited_for(
     the jobs still running (a loaded machine): CancelledError instead of an index."""
     import scidx.build.workers as workers_mod
 
-    monkeypatch.setattr(workers_mod, "hash_terms", _slow_hash_terms)
+    monkeypatch.setattr(workers_mod, "bm25_job", _slow_bm25_job)
     monkeypatch.setattr(workers_mod, "BM25_BLOCK", 200)  # 45 jobs of 0.1 s on 2 workers
     recs = [{"id": f"d{i:05d}", "text": f"body {i} words widget {i % 13}"} for i in range(9000)]
     emb = _InProcessHashing(dimensions=16)

@@ -24,6 +24,12 @@ from scidx.index.bm25 import (
 )
 from scidx.index.format import encode_strings
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
+from scidx.index.offsets import (
+    OFFSETS_VERSION,
+    OffsetBlock,
+    build_offset_arrays,
+    offsets_block,
+)
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 
 __all__ = [
@@ -32,23 +38,26 @@ __all__ = [
     "BM25_HEADING_WEIGHT",
     "BM25_K1",
     "BM25Built",
+    "TermsAndOffsets",
     "GENERATOR",
     "PACKER_VERSION",
     "bm25_blocks",
+    "bm25_job",
     "build_bm25",
     "build_index_arrays",
     "built_utc",
     "canonical_json",
     "encode_records",
     "record_texts",
+    "snippet_texts",
     "release_freed_memory",
 ]
 
 #: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order;
 #: 3: meta.vectors names the vector encoding; 4: the ``vectors.key`` array, and paragraphs over
 #: the budget split inside; 5: clean text in ``chunk.plain``, read by BM25 and the embedder
-#: instead of the Markdown).
-PACKER_VERSION = "scidx-pack-5"
+#: instead of the Markdown; 6: the ``snippet.*`` offsets).
+PACKER_VERSION = "scidx-pack-6"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -98,35 +107,80 @@ def release_freed_memory() -> None:
 _TRIM: Any = None
 
 
-def bm25_blocks(records: Sequence[Record]) -> Iterator[TermBlock]:
+TermsAndOffsets = tuple[TermBlock, OffsetBlock | None]
+"""One block of records' BM25 term occurrences and snippet offsets (see :func:`bm25_job`)."""
+
+
+def bm25_job(
+    headings: Sequence[str], bodies: Sequence[str], texts: Sequence[str] | None
+) -> TermsAndOffsets:
+    """Tokenise one block of records: BM25 fields into terms, snippet texts into offsets.
+
+    Run in a worker process (see :class:`scidx.build.workers.Pool`) or in-process. ``texts``
+    None: no snippet offsets (the second item is None).
+    """
+    block = hash_terms(headings, bodies)
+    return block, offsets_block(texts) if texts is not None else None
+
+
+def bm25_blocks(
+    records: Sequence[Record], *, snippet_offsets: bool = True
+) -> Iterator[TermsAndOffsets]:
     """The records' BM25 term occurrences, tokenised here one block at a time as they are read."""
     headings, bodies = _bm25_fields(records)
+    texts = snippet_texts(records) if snippet_offsets else None
     for i in range(0, len(records), BM25_BLOCK):
-        yield hash_terms(headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK])
+        j = i + BM25_BLOCK
+        yield bm25_job(headings[i:j], bodies[i:j], texts[i:j] if texts is not None else None)
 
 
 BM25Built = tuple[dict[str, np.ndarray], dict[str, Any]]
-"""The ``bm25.*`` arrays of an index and its ``bm25`` meta."""
+"""The ``bm25.*`` and ``snippet.*`` arrays of an index and its ``bm25`` meta."""
 
 
-def build_bm25(records: Sequence[Record], blocks: Iterable[TermBlock] | None = None) -> BM25Built:
-    """The records' BM25 arrays and meta, from streamed term blocks.
+def build_bm25(
+    records: Sequence[Record],
+    blocks: Iterable[TermsAndOffsets] | None = None,
+    *,
+    snippet_offsets: bool = True,
+) -> BM25Built:
+    """The records' BM25 arrays and meta, and their snippet offsets, from streamed blocks.
 
     Args:
         records: Validated records in canonical order.
-        blocks: Their BM25 term occurrences in order, one block of records at a time, as
-            :func:`scidx.index.bm25.hash_terms` computes them (in worker processes: read them
+        blocks: Their BM25 term occurrences and snippet offsets in order, one block of records
+            at a time, as :func:`bm25_job` computes them (in worker processes: read them
             before the pool closes); tokenised here when None (:func:`bm25_blocks`).
+        snippet_offsets: Add the ``snippet.*`` arrays (the blocks then carry offsets).
     """
-    built = build_arrays_from_blocks(
-        bm25_blocks(records) if blocks is None else blocks,
+    offsets: list[OffsetBlock] = []
+
+    def terms() -> Iterator[TermBlock]:
+        source = bm25_blocks(records, snippet_offsets=snippet_offsets) if blocks is None else blocks
+        for block, found in source:
+            if snippet_offsets:
+                if found is None:
+                    raise ValueError("a term block without the snippet offsets asked for")
+                offsets.append(found)  # small next to the terms, dropped block by block
+            yield block
+
+    arrays, meta = build_arrays_from_blocks(
+        terms(),
         len(records),
         k1=BM25_K1,
         b=BM25_B,
         heading_weight=BM25_HEADING_WEIGHT,
     )
+    if snippet_offsets:
+        arrays.update(build_offset_arrays(offsets))
+    offsets.clear()
     release_freed_memory()  # the term occurrences and postings parts, before the strings
-    return built
+    return arrays, meta
+
+
+def snippet_texts(records: Sequence[Record]) -> list[str]:
+    """The text each record's snippets are cut from (what the index stores as its clean text)."""
+    return [r.text if r.plain is None else r.plain for r in records]
 
 
 def build_index_arrays(
@@ -198,7 +252,10 @@ def build_index_arrays(
         "terms": int(bm25_arrays["bm25.term_hash"].shape[0]),
         "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
     }
-    return arrays, {"bm25": bm25_meta, "counts": counts, "vectors": vectors_meta_of(arrays)}
+    meta = {"bm25": bm25_meta, "counts": counts, "vectors": vectors_meta_of(arrays)}
+    if "snippet.ptr" in arrays:
+        meta["snippets"] = {"offsets": OFFSETS_VERSION}
+    return arrays, meta
 
 
 def _source_fields(records: Sequence[Record]) -> tuple[dict[str, str], dict[str, str]]:

@@ -94,6 +94,7 @@ KNOWN_KEYS = (
     "output",
     "anchorStyle",
     "vectors",
+    "snippetOffsets",
     "cacheDir",
     "urlTemplate",
     "sourceRoot",
@@ -131,6 +132,9 @@ class Config:
         anchor_style: Heading-slug flavour, ``"github"`` or ``"mkdocs"``.
         vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
             ``"binary"`` (see :mod:`scidx.index.vectors`).
+        snippet_offsets: Store where each indexed word is, so snippets need no scan of the
+            text (about 8 bytes per word; see :mod:`scidx.index.offsets`). Off: a smaller
+            file whose snippets scan.
         cache_dir: Embedding-cache folder (absolute), or ``None`` for the default.
         url_template: Link pattern with ``{source}``, ``{path}``, ``{page}`` and ``{anchor}``
             placeholders.
@@ -160,6 +164,7 @@ class Config:
     max_chunk_chars: int = 1500
     anchor_style: AnchorStyle = "github"
     vectors: str = DEFAULT_ENCODING
+    snippet_offsets: bool = True
     cache_dir: Path | None = None
     url_template: str | None = None
     source_root: str | None = None
@@ -210,6 +215,8 @@ class Config:
         if self.source_root is not None:
             # Only when set, so configs without it keep their hash.
             out["sourceRoot"] = self.source_root
+        if not self.snippet_offsets:
+            out["snippetOffsets"] = False
         return out
 
     def config_hash(self) -> str:
@@ -510,6 +517,9 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
 
     anchor_style = cast(AnchorStyle, check.choice("anchorStyle", ANCHOR_STYLES, "github"))
     vectors = check.choice("vectors", ENCODINGS, DEFAULT_ENCODING)
+    snippet_offsets = data.get("snippetOffsets", True)
+    if not isinstance(snippet_offsets, bool):
+        raise check.fail("snippetOffsets", "true or false")
     output = _output(data, check, root)
 
     cache_value = check.optional_string("cacheDir")
@@ -548,6 +558,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         max_chunk_chars=max_chunk_chars,
         anchor_style=anchor_style,
         vectors=vectors,
+        snippet_offsets=snippet_offsets,
         cache_dir=cache_dir,
         url_template=url_template,
         source_root=source_root,

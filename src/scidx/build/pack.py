@@ -156,6 +156,7 @@ def pack_records(
     progress: Progress | None = None,
     workers: int | None = None,
     vectors: str = DEFAULT_ENCODING,
+    snippet_offsets: bool = True,
 ) -> PackResult:
     """Pack already-chunked records into an index.
 
@@ -174,6 +175,8 @@ def pack_records(
             :func:`pack_docs`; the bytes never depend on it.
         vectors: Vector encoding: ``"float32"``, ``"int8"`` or ``"binary"`` (as the config's
             ``vectors`` key; see :mod:`scidx.index.vectors`).
+        snippet_offsets: Store where each indexed word is, so snippets need no scan (as the
+            config's ``snippetOffsets`` key; about 8 bytes per word).
 
     Returns:
         A :class:`PackResult`.
@@ -209,7 +212,7 @@ def pack_records(
     emb = embedder or HashingEmbedder(dimensions=dimensions)
     pool = Pool.start(workers, sum(len(r.text) for r in valid))
     try:
-        bm25_pending = pool.start_bm25(valid)
+        bm25_pending = pool.start_bm25(valid, snippet_offsets=snippet_offsets)
         embed_started = time.perf_counter()
         vector_arrays, hits, misses = embed_records(
             valid,
@@ -222,7 +225,11 @@ def pack_records(
         embed_seconds = time.perf_counter() - embed_started
         report("index", 0, 1)
         # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
-        bm25 = build_bm25(valid, bm25_pending() if bm25_pending is not None else None)
+        bm25 = build_bm25(
+            valid,
+            bm25_pending() if bm25_pending is not None else None,
+            snippet_offsets=snippet_offsets,
+        )
     finally:
         pool.close()
     meta: dict[str, Any] = {
@@ -322,7 +329,7 @@ def pack_docs(
             return _finish(result, started)
         if check and _stale_before_embedding(run, previous, valid, result):
             return _finish(result, started)
-        bm25_pending = pool.start_bm25(valid)
+        bm25_pending = pool.start_bm25(valid, snippet_offsets=run.cfg.snippet_offsets)
         embed_started = time.perf_counter()
         vector_arrays, result.cache_hits, result.embedded = embed_records(
             valid,
@@ -337,7 +344,11 @@ def pack_docs(
         result.truncated = _truncated(run.embedder)
         report("index", 0, 1)
         # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
-        bm25 = build_bm25(valid, bm25_pending() if bm25_pending is not None else None)
+        bm25 = build_bm25(
+            valid,
+            bm25_pending() if bm25_pending is not None else None,
+            snippet_offsets=run.cfg.snippet_offsets,
+        )
     finally:
         pool.close()
     arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from scidx.build.arrays import BM25_BLOCK, _bm25_fields
+from scidx.build.arrays import BM25_BLOCK, TermsAndOffsets, _bm25_fields, bm25_job, snippet_texts
 from scidx.build.chunk import chunk_markdown
 from scidx.build.config import Config
 from scidx.build.inputs import InputFile
@@ -19,7 +19,6 @@ from scidx.build.sources import decode_source
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError
-from scidx.index.bm25 import TermBlock, hash_terms
 
 __all__ = ["Pool", "auto_workers", "chunk_all"]
 
@@ -137,7 +136,9 @@ class Pool:
             for future in futures:
                 future.cancel()
 
-    def start_bm25(self, records: Sequence[Record]) -> Callable[[], Iterator[TermBlock]] | None:
+    def start_bm25(
+        self, records: Sequence[Record], *, snippet_offsets: bool = True
+    ) -> Callable[[], Iterator[TermsAndOffsets]] | None:
         """Start hashing the BM25 fields in the workers; call the result to collect them.
 
         Started before embedding so that both keep the workers busy at once. The collector
@@ -147,14 +148,18 @@ class Pool:
         if self.executor is None:
             return None
         headings, bodies = _bm25_fields(records)
+        texts = snippet_texts(records) if snippet_offsets else None
         futures = [
             self.executor.submit(
-                hash_terms, headings[i : i + BM25_BLOCK], bodies[i : i + BM25_BLOCK]
+                bm25_job,
+                headings[i : i + BM25_BLOCK],
+                bodies[i : i + BM25_BLOCK],
+                texts[i : i + BM25_BLOCK] if texts is not None else None,
             )
             for i in range(0, len(bodies), BM25_BLOCK)
         ]
 
-        def collect() -> Iterator[TermBlock]:
+        def collect() -> Iterator[TermsAndOffsets]:
             while futures:
                 yield futures.pop(0).result()
 

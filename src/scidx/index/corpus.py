@@ -15,6 +15,7 @@ import numpy.typing as npt
 from scidx.errors import CorruptIndexError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
+from scidx.index.offsets import SnippetOffsets
 from scidx.index.vectors import VectorStore
 
 __all__ = ["Corpus", "StringLookup"]
@@ -63,6 +64,8 @@ class Corpus:
     store: VectorStore | None = None
     chunk_plain: StringLookup | None = None
     source_root: str | None = None
+    #: Where each chunk's indexed words are (``snippet.*``), for snippets; None when absent.
+    offsets: SnippetOffsets | None = None
 
     def plain(self, row: int) -> str:
         """The clean text of chunk ``row`` (its raw text for an index without ``chunk.plain``)."""

@@ -81,8 +81,9 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (1, 0)
-"""(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays."""
+FORMAT_VERSION: tuple[int, int] = (1, 1)
+"""(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
+(1.1: the optional ``snippet.*`` arrays)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""

@@ -14,12 +14,21 @@ are known from the ``CODE_START``/``CODE_END`` markers the packer put in the cle
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from scidx.tokenize import term_spans
 
-__all__ = ["CODE_END", "CODE_START", "Snippet", "build_snippet", "highlight_html", "strip_code"]
+__all__ = [
+    "CODE_END",
+    "CODE_START",
+    "Snippet",
+    "build_snippet",
+    "flatten",
+    "highlight_html",
+    "snippet_from_offsets",
+    "strip_code",
+]
 
 #: Code-block markers in clean text (the packer's ``scidx.build.chunk.CODE_START``/``CODE_END``).
 CODE_START = "\x02"
@@ -55,8 +64,11 @@ def strip_code(text: str) -> str:
     return _MARKERS.sub("", text)
 
 
-def _flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """Collapse whitespace and drop the markers; return the flat text and its code ranges."""
+def flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """Collapse whitespace and drop the markers; return the flat text and its code ranges.
+
+    The text a snippet is cut from (its offsets are into this text).
+    """
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
         # Already flat (no control character, marker or whitespace other than single spaces;
         # every other whitespace character is unprintable): nothing to copy.
@@ -193,38 +205,37 @@ def _word_cut(flat: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _window(matches: Sequence[tuple[int, int, str]], budget: int) -> tuple[int, int]:
+def _window(matches: Sequence[_Match], budget: int) -> tuple[int, int]:
     """Indices ``(i, j)`` of the matches spanned by the best window of ``budget`` characters.
 
-    Most distinct terms first, then most matches, then the earliest. Two pointers over the
-    matches with a count of each term inside the window: linear in the matches.
+    Most distinct terms first, then most matches, then the earliest. The window starting at
+    match ``i`` ends at the last match that fits; when that is the same match as for an
+    earlier window, it is a part of that window and cannot beat it, so only the others are
+    counted (two pointers: linear in the matches), and none after the one reaching the last.
     """
     n = len(matches)
     if matches[-1][1] - matches[0][0] <= budget:
         return 0, n - 1  # they all fit: the first window holds every term and match
-    starts = [m[0] for m in matches]
-    ends = [m[1] for m in matches]
-    keys = [m[2] for m in matches]
-    counts: dict[str, int] = {}
+    starts, ends, keys = zip(*matches, strict=True)
     best_terms = best_count = -1
     best_ij = (0, 0)
-    j = -1  # the last match inside the window
+    j = -1  # the last match of the previous window
+    last = n - 1
     for i in range(n):
-        if j < i:  # a match longer than the budget is still a window of its own
-            counts = {keys[i]: 1}
-            j = i
         limit = starts[i] + budget
-        while j + 1 < n and ends[j + 1] <= limit:
+        if j < i:
+            j = i  # a match longer than the budget is still a window of its own
+        elif ends[j + 1] > limit:
+            continue  # no further match fits: inside the previous window
+        while j < last and ends[j + 1] <= limit:
             j += 1
-            counts[keys[j]] = counts.get(keys[j], 0) + 1
-        distinct, count = len(counts), j - i + 1
-        if distinct > best_terms or (distinct == best_terms and count > best_count):
-            best_terms, best_count, best_ij = distinct, count, (i, j)
-        left = counts[keys[i]] - 1
-        if left:
-            counts[keys[i]] = left
-        else:
-            del counts[keys[i]]
+        count = j - i + 1
+        if count > best_count or count > best_terms:  # else it cannot beat the best
+            distinct = len(set(keys[i : j + 1]))
+            if distinct > best_terms or (distinct == best_terms and count > best_count):
+                best_terms, best_count, best_ij = distinct, count, (i, j)
+        if j == last:
+            break  # every later window is a part of this one
     return best_ij
 
 
@@ -261,16 +272,154 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
         >>> [s.text[a:b] for a, b in s.highlights]
         ['Reading', 'file', 'read_to_string']
     """
-    flat, code = _flatten(text)
-    matches = _matches(flat, terms)
+    flat, code = flatten(text)
+    return _assemble(flat, code, _matches(flat, terms), limit)
+
+
+def snippet_from_offsets(
+    text: str,
+    is_flat: bool,
+    matches: list[tuple[int, int, int]] | None,
+    spans: Sequence[int],
+    which: Sequence[int],
+    terms: Sequence[str],
+    limit: int = 240,
+) -> Snippet | None:
+    """:func:`build_snippet` from candidate words the index stored (:mod:`scidx.index.offsets`).
+
+    Candidate ``k`` is the word at ``spans[k] >> 8`` (an offset into the flat text) of
+    ``spans[k] & 255`` characters (255: "255 or more", the ``\\w+`` run is measured) that may
+    make query term ``terms[which[k]]``; ascending by start, a run's terms in the run's order.
+    ``matches`` is the same as ``(start, end, which)`` triples when every run has one
+    candidate and every word is shorter than 255; else it is None, and ``spans`` and
+    ``which`` are read instead.
+    The marks are exactly the words whose tokenizer terms include a query term (the first
+    such term of a run counting), so with the same words found the result equals
+    :func:`build_snippet`'s. ``is_flat`` says ``text`` is its own flat text.
+
+    A 32-bit key can belong to two terms, so candidates are checked with the tokenizer
+    (memoised per word). The ones the snippet shows are checked first: when they all hold,
+    the window is the right one, because a false candidate elsewhere can only have raised the
+    score of another window, which still lost. Otherwise every candidate is checked.
+
+    Returns None when the stored data does not fit ``text`` (a corrupt index): the caller then
+    scans.
+    """
+    code: list[tuple[int, int]] = []
+    if is_flat:
+        flat = text
+    else:
+        flat, code = flatten(text)
+    if matches is None:
+        # The careful path: every candidate checked, a run's first true query term counting.
+        found = _checked(flat, spans, which, terms)
+        if found is None:
+            return None
+        matches = found
+    # A stored end past the text needs no check here: slicing stops at the text's end, so
+    # such a word fails the tokenizer check or is marked only up to the end of the text.
+    frame = _frame(flat, matches, limit)
+    snippet = _render_checked(flat, code, matches, frame, terms)
+    if snippet is None:  # a shown candidate is another term's word: check them all
+        found = [m for m in matches if _makes(flat, m, terms)]  # one candidate per run here
+        snippet = _render(flat, code, found, _frame(flat, found, limit))
+    if is_flat and (not snippet.text.isprintable() or "  " in snippet.text):
+        return None  # the index said the text was flat, and it is not: let the scan flatten it
+    return snippet
+
+
+def _render_checked(
+    flat: str,
+    code: list[tuple[int, int]],
+    matches: list[tuple[int, int, int]],
+    frame: tuple[int, int, bool],
+    terms: Sequence[str],
+) -> Snippet | None:
+    """:func:`_render`, checking each shown candidate; None if one is not its term's word."""
+    start, end, cut = frame
+    lead = "…" if cut and start > 0 else ""
+    move = len(lead) - start
+    memo = _WORD_TERMS
+    marks = []
+    for a, b, k in matches:
+        if b <= start:
+            continue
+        if a >= end:
+            break  # ascending: the rest are after the frame
+        word = flat[a:b]
+        found = memo.get(word)
+        if found is None:
+            found = _word_terms(word)
+        if terms[k] not in found:
+            return None
+        marks.append((a + move if a > start else start + move, b + move if b < end else end + move))
+    tail = "…" if cut and end < len(flat) else ""
+    return _snippet(
+        lead + flat[start:end] + tail,
+        tuple(marks),
+        _clip(code, start, end, len(lead)) if code else (),
+    )
+
+
+def _makes(flat: str, match: tuple[int, int, int], terms: Sequence[str]) -> bool:
+    """Whether the word of ``match`` makes its query term (the tokenizer decides)."""
+    word = flat[match[0] : match[1]]
+    found = _WORD_TERMS.get(word)
+    if found is None:
+        found = _word_terms(word)
+    return terms[match[2]] in found
+
+
+def _checked(
+    flat: str, spans: Sequence[int], which: Sequence[int], terms: Sequence[str]
+) -> list[tuple[int, int, int]] | None:
+    """Every candidate checked with the tokenizer; a run's first true query term counts.
+
+    None when the candidates are out of order or past the text (not what the packer writes).
+    """
+    out: list[tuple[int, int, int]] = []
+    size = len(flat)
+    prev = -1
+    last = -1
+    for span, k in zip(spans, which, strict=True):
+        start = span >> 8
+        if start < prev:
+            return None
+        prev = start
+        if start == last:
+            continue
+        length = span & 255
+        if length == 255:
+            run = _WORD.match(flat, start)
+            end = run.end() if run is not None else start + length
+        else:
+            end = start + length
+        if end > size:
+            return None
+        match = (start, end, k)
+        if _makes(flat, match, terms):
+            out.append(match)
+            last = start
+    return out
+
+
+# (start, end, term): the term is a string from the scan, an index from the stored offsets.
+_Match = tuple[int, int, Hashable]
+
+
+def _assemble(
+    flat: str, code: list[tuple[int, int]], matches: Sequence[_Match], limit: int
+) -> Snippet:
+    """The snippet of ``flat`` (code ranges ``code``) around ``matches`` (ascending)."""
+    return _render(flat, code, matches, _frame(flat, matches, limit))
+
+
+def _frame(flat: str, matches: Sequence[_Match], limit: int) -> tuple[int, int, bool]:
+    """``(start, end, cut)``: the part of ``flat`` the snippet shows; ``cut`` adds ellipses."""
     if len(flat) <= limit:
-        spans = tuple((a, b) for a, b, _ in matches)
-        return Snippet(flat, spans, tuple(code))
+        return 0, len(flat), False
     if limit < 8:  # too short for ellipses and whole words to make sense
-        cut = flat[:limit]
-        return Snippet(
-            cut, _clip(((a, b) for a, b, _ in matches), 0, limit, 0), _clip(code, 0, limit, 0)
-        )
+        return 0, limit, False
     budget = limit - 2  # room for the two ellipses
     if matches:
         i, j = _window(matches, budget)
@@ -282,11 +431,40 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
     end = min(len(flat), start + budget)
     start = max(0, end - budget)
     start, end = _word_cut(flat, start, end)
-    lead = "…" if start > 0 else ""
-    tail = "…" if end < len(flat) else ""
-    shift = len(lead)
-    spans = _clip(((a, b) for a, b, _ in matches), start, end, shift)
-    return Snippet(lead + flat[start:end] + tail, spans, _clip(code, start, end, shift))
+    return start, end, True
+
+
+def _render(
+    flat: str,
+    code: list[tuple[int, int]],
+    matches: Sequence[_Match],
+    frame: tuple[int, int, bool],
+) -> Snippet:
+    """The :class:`Snippet` showing ``flat[start:end]`` of ``frame``, with its marks."""
+    start, end, cut = frame
+    lead = "…" if cut and start > 0 else ""
+    tail = "…" if cut and end < len(flat) else ""
+    move = len(lead) - start
+    marks = []
+    for a, b, _ in matches:
+        if a < end and b > start:
+            marks.append(
+                (a + move if a > start else start + move, b + move if b < end else end + move)
+            )
+    return _snippet(
+        lead + flat[start:end] + tail,
+        tuple(marks),
+        _clip(code, start, end, len(lead)) if code else (),
+    )
+
+
+def _snippet(
+    text: str, highlights: tuple[tuple[int, int], ...], code: tuple[tuple[int, int], ...]
+) -> Snippet:
+    """A :class:`Snippet` of checked parts, made without the dataclass's per-field setattr."""
+    made = object.__new__(Snippet)
+    object.__setattr__(made, "__dict__", {"text": text, "highlights": highlights, "code": code})
+    return made
 
 
 def highlight_html(

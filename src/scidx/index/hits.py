@@ -6,7 +6,6 @@ tables of the :class:`~scidx.index.corpus.Corpus`; the snippet is computed on fi
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -14,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scidx.errors import CorruptIndexError, ScidxError
-from scidx.index.highlight import Snippet, build_snippet
+from scidx.index.highlight import Snippet, build_snippet, snippet_from_offsets
 from scidx.index.urls import render_url
 
 if TYPE_CHECKING:
     from scidx.index.bm25 import PostingLookup
     from scidx.index.corpus import Corpus
+    from scidx.index.offsets import RowMatches, SnippetOffsets
 
 __all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "HitRenderer"]
 
@@ -93,14 +93,42 @@ class Hit:
         """Restore from :meth:`__getstate__`."""
         self.__dict__.update(state)
 
-    @functools.cached_property
+    @property
     def snippet_parts(self) -> Snippet:
         """The snippet with its highlight and code ranges (see :mod:`scidx.index.highlight`)."""
-        body = self.plain if self.plain is not None else self.text
+        # Kept in the instance dict once made (cached_property's lock costs more than the
+        # lookup; a race only computes the same value twice).
+        made: Snippet | None = self.__dict__.get("snippet_parts")
+        if made is None:
+            made = self.__dict__["snippet_parts"] = self._snippet()
+        return made
+
+    def _snippet(self) -> Snippet:
+        state = self.__dict__
+        lazy = state.get("_lazy")
+        if lazy is not None and "plain" not in state and "text" not in state:
+            body = lazy.corpus.plain(state["_row"])  # one read, without filling two fields
+        else:
+            body = self.plain if self.plain is not None else self.text
         terms = self.query_terms
-        page = self.__dict__.get("_page")
+        page = state.get("_page")
         if page is not None and terms:
-            terms = page.present(self.__dict__["_row"])
+            row = self.__dict__["_row"]
+            found = page.matches(row)
+            if found is not None:
+                # The index says where this chunk's words are: no scan of the text.
+                snippet = snippet_from_offsets(
+                    body,
+                    found.is_flat,
+                    found.matches,
+                    found.spans,
+                    found.terms,
+                    page.distinct,
+                    self.snippet_chars,
+                )
+                if snippet is not None:
+                    return snippet
+            terms = page.present(row)
         return build_snippet(body, terms, self.snippet_chars)
 
     @property
@@ -178,21 +206,31 @@ for _name in _LAZY_FIELDS:
 
 
 class _Page:
-    """The hits of one search: which query terms each of their chunks contains.
+    """The hits of one search: which query terms each of their chunks contains, and where.
 
     A word can only match a query term that the chunk's BM25 postings hold (the postings were
     made from the same clean text by the same tokenizer), so a snippet looks for those terms
-    alone: most of a snippet's cost is scanning the text once per term. Worked out for every
-    row of the page at once, when the first snippet is read.
+    alone. With the index's snippet offsets (:mod:`scidx.index.offsets`) the words themselves
+    are looked up, and the text is not scanned at all. Worked out for every row of the page at
+    once, when the first snippet is read.
     """
 
-    __slots__ = ("_present", "postings", "rows", "terms")
+    __slots__ = ("_matches", "_present", "distinct", "offsets", "postings", "rows", "terms")
 
-    def __init__(self, rows: Sequence[int], terms: tuple[str, ...], postings: PostingLookup):
+    def __init__(
+        self,
+        rows: Sequence[int],
+        terms: tuple[str, ...],
+        postings: PostingLookup,
+        offsets: SnippetOffsets | None = None,
+    ):
         self.rows = rows
         self.terms = terms
         self.postings = postings
+        self.offsets = offsets
         self._present: dict[int, tuple[str, ...]] | None = None
+        self._matches: dict[int, RowMatches] | None = None
+        self.distinct: tuple[str, ...] = ()  # the terms the stored matches index into
 
     def present(self, row: int) -> tuple[str, ...]:
         """The query terms that chunk ``row`` contains (all of them if that cannot be told)."""
@@ -200,6 +238,17 @@ class _Page:
         if present is None:
             present = self._present = self._compute()
         return present.get(row, self.terms)
+
+    def matches(self, row: int) -> RowMatches | None:
+        """Chunk ``row``'s stored candidate words for the query terms, or None: scan it."""
+        found = self._matches
+        if found is None:
+            found = {}
+            if self.offsets is not None:
+                self.distinct = tuple(dict.fromkeys(t for t in self.terms if t))
+                found = self.offsets.page(self.rows, self.distinct)
+            self._matches = found
+        return found.get(row)
 
     def _compute(self) -> dict[int, tuple[str, ...]]:
         rows = np.asarray(self.rows, dtype=np.int64)
@@ -256,7 +305,11 @@ class HitRenderer:
             c.check_sources()  # once: every later source row read is in range
             self._sources_checked = True
         terms = tuple(terms)
-        page = _Page(rows, terms, self.postings) if terms and self.postings is not None else None
+        page = (
+            _Page(rows, terms, self.postings, c.offsets)
+            if terms and self.postings is not None
+            else None
+        )
         new = object.__new__
         set_state = object.__setattr__  # Hit is frozen; its state is set in one step
         out = []

@@ -48,6 +48,7 @@ from scidx.index.format import (
 )
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
+from scidx.index.offsets import SnippetOffsets, open_offsets
 from scidx.index.params import SearchParams
 from scidx.index.safety import (
     MAX_DIMENSIONS,
@@ -178,6 +179,7 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
             f"expected 0 to {p} (the number of postings)",
         )
     doc_len = array_view(buf, header, "bm25.doc_len", dtype="<u4", ndim=1)
+    offsets = _snippet_offsets(buf, header, n)
 
     return Corpus(
         source=src,
@@ -198,6 +200,36 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
         fusion=_fusion(header),
         chunk_plain=plain,
         source_root=source_root,
+        offsets=offsets,
+    )
+
+
+def _snippet_offsets(buf: Any, header: Header, n: int) -> SnippetOffsets | None:
+    """The ``snippet.*`` arrays (optional), checked in O(1); None when absent or unknown."""
+    names = ("snippet.ptr", "snippet.occ", "snippet.flags")
+    present = [name in header.arrays for name in names]
+    if not any(present):
+        return None
+    src = header.source
+    if not all(present):
+        missing = ", ".join(f"`{m}`" for m, p in zip(names, present, strict=True) if not p)
+        raise _corrupt(src, f"the snippet offsets lack array {missing}")
+    _expect_shape(header, "snippet.ptr", (n + 1,))
+    _expect_shape(header, "snippet.flags", (n,))
+    ptr = array_view(buf, header, "snippet.ptr", dtype="<u8", ndim=1)
+    occ = array_view(buf, header, "snippet.occ", dtype="<u8", ndim=1)
+    flags = array_view(buf, header, "snippet.flags", dtype="<u1", ndim=1)
+    m = int(occ.shape[0])
+    if int(ptr[0]) != 0 or int(ptr[-1]) != m:
+        raise _corrupt(
+            src,
+            f"array `snippet.ptr` runs from {int(ptr[0])} to {int(ptr[-1])}, expected 0 to {m} "
+            "(the number of snippet offsets)",
+        )
+    return open_offsets(
+        {"snippet.ptr": ptr, "snippet.occ": occ, "snippet.flags": flags},
+        header.meta,
+        n,
     )
 
 
@@ -253,6 +285,8 @@ def _verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     if bool(np.any(ptr[1:] < ptr[:-1])):
         raise _corrupt(src, "array `bm25.term_ptr` is not monotonic")
     _verify_postings(src, bm, n)
+    if corpus.offsets is not None:
+        corpus.offsets.verify(src)
     assert corpus.store is not None  # always set by _build_corpus
     corpus.store.verify()
     if corpus.store.encoding == "float32":

@@ -131,6 +131,18 @@ class SearchParams:
         # Normalised once here: the searcher reads these on every query.
         object.__setattr__(self, "_filters", Filters.make(self.source, self.heading, self.metadata))
 
+    def widened(self, k: int) -> SearchParams:
+        """These parameters with ``k`` rows and no grouping or MMR (the candidate list).
+
+        Made without validating again (everything else was checked, ``k`` is the caller's):
+        section grouping asks for this once per query, where ``dataclasses.replace`` would
+        re-run every check.
+        """
+        wide: SearchParams = object.__new__(SearchParams)
+        wide.__dict__.update(self.__dict__)
+        wide.__dict__.update(k=k, group=None, mmr=None)
+        return wide
+
     @classmethod
     def of(
         cls,

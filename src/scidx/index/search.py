@@ -43,7 +43,6 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -214,7 +213,7 @@ class Searcher:
             return key
 
         while True:
-            wide = dataclasses.replace(params, k=want, group=None, mmr=None)
+            wide = params.widened(want)
             rows, scores, terms = self.select(query, wide, on_stage)
             exhausted = len(rows) < want or want >= c.n
             if params.mmr is not None and rows:

@@ -1,0 +1,285 @@
+"""Term offsets for snippets: where each indexed word of a chunk's text is, saved at pack time.
+
+Lucene's highlighters read the offsets stored in its postings instead of re-analysing the text;
+this is the same idea, kept per chunk. For every chunk the packer records each ``\\w+`` run of
+its flattened snippet text (:func:`scidx.index.highlight.flatten`) that makes a term, with that
+term, so reading a snippet needs no scan of the text: a page of hits looks up its rows'
+occurrences of the query terms in a few array operations (:class:`SnippetOffsets`). Exactly the
+words :func:`scidx.index.highlight.build_snippet` would mark: same runs, same tokenizer, same
+"first query term of the run" rule; a word whose stem is not a prefix of it ("dying" for
+"die") is found here where the text scan can miss it.
+
+Arrays (see docs/FORMAT.md, "Snippet offsets"; all optional, as a group)::
+
+    snippet.ptr    <u8 [N+1]  chunk i's occurrences are [ptr[i], ptr[i+1])
+    snippet.occ    <u8 [M]    start << 40 | min(length, 255) << 32 | key: the word's offset and
+                              length in the flat text, and the low 32 bits of its term's
+                              bm25.term_hash; ascending by start within a chunk
+    snippet.flags  <u1 [N]    bit 0: the chunk has offsets; bit 1: its text is already flat
+
+A word that makes several terms has one occurrence per distinct term, in the order the
+tokenizer makes them. A chunk gets no offsets (bit 0 clear; its snippets scan the text as
+before) when its flat text is 2^23 characters or longer. A 32-bit key only finds candidates:
+two terms can share one, so the reader checks every word it shows with the tokenizer (a
+memoised lookup), which also makes a forged offset harmless: it can only mark a real word of
+the real text.
+
+Runtime module: numpy, xxhash and scidx runtime modules only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from scidx.errors import CorruptIndexError
+from scidx.index.bm25 import term_hash
+from scidx.index.highlight import flatten
+from scidx.tokenize import term_spans
+
+__all__ = [
+    "ARRAY_NAMES",
+    "HAS_OFFSETS",
+    "IS_FLAT",
+    "OFFSETS_VERSION",
+    "OffsetBlock",
+    "RowMatches",
+    "SnippetOffsets",
+    "build_offset_arrays",
+    "offsets_block",
+    "open_offsets",
+]
+
+#: ``meta["snippets"]["offsets"]``: what the arrays mean. A reader that does not know the value
+#: ignores the arrays (its snippets scan the text), so a change here never gives wrong marks.
+OFFSETS_VERSION = "scidx-offsets-1"
+
+ARRAY_NAMES = ("snippet.ptr", "snippet.occ", "snippet.flags")
+
+HAS_OFFSETS = 1
+"""``snippet.flags`` bit: the chunk's occurrences are stored."""
+IS_FLAT = 2
+"""``snippet.flags`` bit: the chunk's snippet text needs no flattening (it is its flat text)."""
+
+_MAX_START = 1 << 23  # a start must fit 23 bits: an occurrence then fits an int64
+# A page whose rows claim more occurrences than this in all is treated as corrupt (an honest
+# page holds its rows' words; this bounds the work a forged `snippet.ptr` can cause).
+_REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
+_MAX_PAGE_OCCURRENCES = 1 << 22
+# Query terms a page looks up at once (a term's index + 1 is stored in a byte).
+_MAX_TERMS = 255
+
+
+@dataclass(frozen=True)
+class OffsetBlock:
+    """The snippet offsets of a run of consecutive chunks (what a packer worker returns)."""
+
+    lens: npt.NDArray[np.int64]
+    occ: npt.NDArray[np.uint64]
+    flags: npt.NDArray[np.uint8]
+
+
+def offsets_block(texts: Sequence[str]) -> OffsetBlock:
+    """The snippet offsets of consecutive chunks, given each chunk's snippet text."""
+    hashes: dict[str, int] = {}
+    lens = np.zeros(len(texts), dtype=np.int64)
+    flags = np.zeros(len(texts), dtype=np.uint8)
+    occ: list[int] = []
+    for i, text in enumerate(texts):
+        flat, _code = flatten(text)
+        flag = IS_FLAT if flat == text else 0
+        if len(flat) >= _MAX_START:
+            flags[i] = flag  # too long for a 24-bit start: this chunk's snippets scan
+            continue
+        count = 0
+        for start, end, terms in term_spans(flat):
+            span = (start << 8 | min(end - start, 255)) << 32
+            for term in dict.fromkeys(terms):  # each term once per run, in the run's order
+                h = hashes.get(term)
+                if h is None:
+                    h = hashes[term] = term_hash(term) & 0xFFFFFFFF
+                occ.append(span | h)
+                count += 1
+        flags[i] = flag | HAS_OFFSETS
+        lens[i] = count
+    return OffsetBlock(lens, np.array(occ, dtype=np.uint64), flags)
+
+
+def build_offset_arrays(blocks: Sequence[OffsetBlock]) -> dict[str, np.ndarray]:
+    """The ``snippet.*`` arrays of the chunks of ``blocks``, in order."""
+    lens = np.concatenate([np.zeros(0, dtype=np.int64), *(b.lens for b in blocks)])
+    ptr = np.zeros(lens.shape[0] + 1, dtype="<u8")
+    np.cumsum(lens, out=ptr[1:])
+    return {
+        "snippet.ptr": ptr,
+        "snippet.occ": np.concatenate(
+            [np.zeros(0, dtype=np.uint64), *(b.occ for b in blocks)]
+        ).astype("<u8"),
+        "snippet.flags": np.concatenate(
+            [np.zeros(0, dtype=np.uint8), *(b.flags for b in blocks)]
+        ).astype("<u1"),
+    }
+
+
+class RowMatches(NamedTuple):
+    """The stored candidates of one chunk for a query (see :meth:`SnippetOffsets.page`)."""
+
+    is_flat: bool
+    #: ``(start, end, term index)`` of each candidate, or None when the row needs the careful
+    #: path (a run with several query terms, a word of 255+ characters, or odd data).
+    matches: list[tuple[int, int, int]] | None
+    spans: list[int]  # start << 8 | min(length, 255) (when ``matches`` is None)
+    terms: list[int]  # indexes into the page's query terms (when ``matches`` is None)
+
+
+def _key_of(term: str) -> int:
+    """The 32-bit key of ``term`` (memoised: a query's terms recur across its pages)."""
+    key = _KEYS.get(term)
+    if key is None:
+        if len(_KEYS) >= 4096:
+            _KEYS.clear()  # bounded; a dict op is atomic, so threads may share it
+        key = _KEYS[term] = term_hash(term) & 0xFFFFFFFF
+    return key
+
+
+_KEYS: dict[str, int] = {}
+
+
+def _bytes_of(arr: npt.NDArray[Any], dtype: type[np.generic]) -> memoryview:
+    """A byte view of ``arr`` as native ``dtype`` (no copy for a mapped little-endian array)."""
+    native: Any = np.ascontiguousarray(arr, dtype=dtype)
+    return memoryview(native).cast("B")
+
+
+class SnippetOffsets:
+    """The ``snippet.*`` arrays of an open index (O(1) checks at load; every read is checked).
+
+    Args:
+        ptr, occ, flags: The arrays (``ptr[0] == 0`` and ``ptr[-1] == len(occ)`` were
+            checked by the loader).
+    """
+
+    __slots__ = ("_flags", "_occ", "_ptr", "m", "n")
+
+    def __init__(
+        self,
+        ptr: npt.NDArray[np.uint64],
+        occ: npt.NDArray[np.uint64],
+        flags: npt.NDArray[np.uint8],
+    ) -> None:
+        # Memoryviews: a page reads a few entries per row, where numpy's per-call cost
+        # would dominate; the occurrence runs are read as bytes and viewed once per page.
+        self._ptr = _bytes_of(ptr, np.uint64).cast("Q")
+        self._flags = _bytes_of(flags, np.uint8)
+        self._occ = _bytes_of(occ, np.uint64)
+        self.n = int(flags.shape[0])
+        self.m = int(occ.shape[0])
+
+    def verify(self, source: str) -> None:
+        """The full check behind ``verify=True``: ``snippet.ptr`` ascends, flags are known.
+
+        The occurrences themselves need no check: a snippet checks each word it shows.
+
+        Raises:
+            CorruptIndexError: Either array is out of order or holds an unknown value.
+        """
+        ptr = np.frombuffer(self._ptr, dtype=np.uint64)
+        if ptr.shape[0] > 1 and bool(np.any(ptr[1:] < ptr[:-1])):
+            raise CorruptIndexError(f"{source}: array `snippet.ptr` is not monotonic. {_REBUILD}")
+        flags = np.frombuffer(self._flags, dtype=np.uint8)
+        if flags.shape[0] and int(flags.max()) > HAS_OFFSETS | IS_FLAT:
+            raise CorruptIndexError(
+                f"{source}: array `snippet.flags` has a value other than 0-3. {_REBUILD}"
+            )
+
+    def page(self, rows: Sequence[int], terms: Sequence[str]) -> dict[int, RowMatches]:
+        """The stored occurrences of ``terms`` (distinct query terms) in chunks ``rows``.
+
+        Candidates only: only 16 bits of a key are compared, so the caller checks the words
+        it shows with the tokenizer (:func:`scidx.index.highlight.
+        snippet_from_offsets`). A row missing from the result has no usable offsets, and its
+        snippet scans the text. Never raises for bad data: a row whose arrays are out of
+        bounds is left out.
+        """
+        if len(terms) > _MAX_TERMS:
+            return {}  # a term index must fit the table's bytes: scan
+        # Each query term gets a slot in a 65536-entry table indexed by the low 16 bits of its
+        # key: one lookup finds every candidate and its term (much cheaper than a search of
+        # every occurrence). The few candidates whose other key bits differ are words of
+        # other terms, and the tokenizer check of the shown words drops them.
+        low = [_key_of(t) & 0xFFFF for t in terms]
+        if len(set(low)) != len(low):
+            return {}  # two query terms share those bits (rare): scan
+        ptr, flags, n, m = self._ptr, self._flags, self.n, self.m
+        good: list[tuple[int, bool]] = []
+        pieces: list[memoryview] = []
+        ends: list[int] = []
+        total = 0
+        for row in rows:
+            if not 0 <= row < n:
+                continue
+            f = flags[row]
+            lo, hi = ptr[row], ptr[row + 1]
+            if not f & HAS_OFFSETS or not lo <= hi <= m:
+                continue
+            total += hi - lo
+            if total > _MAX_PAGE_OCCURRENCES:
+                return {}  # more than the rows can honestly hold: a forged `snippet.ptr`
+            good.append((row, bool(f & IS_FLAT)))
+            pieces.append(self._occ[8 * lo : 8 * hi])
+            ends.append(total)
+        if not good:
+            return {}
+        # Signed: a start below 2^23 keeps the top bit clear (a forged one is caught below).
+        occ = np.frombuffer(b"".join(pieces), dtype="<i8")
+        table = np.zeros(65536, dtype=np.uint8)
+        table[low] = range(1, len(low) + 1)  # term i is i + 1; 0: no query term
+        slot = table[occ & 0xFFFF]
+        cand = np.flatnonzero(slot)
+        found = occ[cand]
+        starts = found >> 40
+        lengths = (found >> 32) & 255
+        stops = (starts + lengths).tolist()
+        start_list = starts.tolist()
+        tid_list = (slot[cand].astype(np.int64) - 1).tolist()
+        cuts = np.searchsorted(cand, ends).tolist()
+        long_words = int(lengths.max(initial=0)) == 255
+        out: dict[int, RowMatches] = {}
+        begin = 0
+        for (row, is_flat), cut in zip(good, cuts, strict=True):
+            mine = start_list[begin:cut]
+            # The careful path: a run with several query-term candidates (the same start
+            # twice), starts out of order or negative (not what the packer writes), or a
+            # word of 255+ characters.
+            if (
+                (mine and mine[0] < 0)
+                or sorted(set(mine)) != mine
+                or (long_words and 255 in lengths[begin:cut])
+            ):
+                spans = [(s << 8) | (e - s) for s, e in zip(mine, stops[begin:cut], strict=True)]
+                out[row] = RowMatches(is_flat, None, spans, tid_list[begin:cut])
+            else:
+                out[row] = RowMatches(
+                    is_flat,
+                    list(zip(mine, stops[begin:cut], tid_list[begin:cut], strict=True)),
+                    [],
+                    [],
+                )
+            begin = cut
+        return out
+
+
+def open_offsets(
+    arrays: Mapping[str, Any], meta: Mapping[str, Any], n: int
+) -> SnippetOffsets | None:
+    """The snippet offsets when the index has them in a version this reader knows, else None."""
+    if not all(name in arrays for name in ARRAY_NAMES):
+        return None
+    snippets = meta.get("snippets")
+    if not isinstance(snippets, Mapping) or snippets.get("offsets") != OFFSETS_VERSION:
+        return None
+    return SnippetOffsets(arrays["snippet.ptr"], arrays["snippet.occ"], arrays["snippet.flags"])

@@ -1,0 +1,374 @@
+"""Snippet offsets (``snippet.*``): what the packer stores, what snippets read, bad data.
+
+A snippet marks exactly the words whose tokenizer terms include a query term (the first such
+term of a ``\\w+`` run counting) and shows the best window of them. Hits of an index with
+offsets must give that result; the text scan (indexes without offsets) may miss words whose
+stem is not a prefix of them ("using" for "use"), never mark a wrong one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scidx.build.chunk import CODE_END, CODE_START
+from scidx.build.pack import pack_records
+from scidx.errors import CorruptIndexError, ScidxError
+from scidx.index import format, highlight, offsets
+from scidx.index.highlight import Snippet, build_snippet, flatten
+from scidx.index.index import Index, load, load_bytes
+from scidx.tokenize import term_spans, tokenize
+
+
+def exact_snippet(text: str, terms: Sequence[str], limit: int) -> Snippet:
+    """The definition, by brute force: tokenize every word of the flat text."""
+    flat, code = flatten(text)
+    wanted = {t for t in terms if t}
+    matches = []
+    for start, end, made in term_spans(flat):
+        term = next((t for t in made if t in wanted), None)
+        if term is not None:
+            matches.append((start, end, term))
+    return highlight._assemble(flat, code, matches, limit)
+
+
+def snippets_of(idx: Index, query: str, k: int = 10, chars: int = 240) -> list[tuple[Any, ...]]:
+    out = []
+    for hit in idx.search(query, k=k, snippet_chars=chars, group=None):
+        body = hit.plain if hit.plain is not None else hit.text
+        out.append((hit, body))
+    return out
+
+
+# A small corpus with every case: code blocks (not flat), a word making several terms, stems
+# that are not prefixes of their words, Unicode, long words, repeated words far apart.
+TEXTS = [
+    "Reading files: use read_to_string, which reads a whole file. Using it is simple; "
+    "the reader was using buffered reads before. " * 3,
+    f"Install it:\n\n{CODE_START}pip install scidx\nscidx --help{CODE_END}\n\nThen run the "
+    "installer again. Installing twice is harmless; the installation keeps its settings.",
+    "Mutability: a mutable variable may change. Interior mutability uses RefCell. "
+    + "filler words here. " * 30
+    + "At the end, mutable state again, with variables and mutation.",
+    "Straße und Übergrößen: ÜBERGRÖSSE prüfen. Ünïcödé wörds are normalised by NFKC and "
+    "case folding; the ﬁle ligature is a file.",
+    "A" * 300
+    + " long word, then the sharing of shared things; sharing is caring. "
+    + "x" * 260
+    + "_sharing suffix.",
+    "Aging dose dosing: the dosing regimen (dose) was given to aging patients with care; "
+    "dosing again after aging. " * 4,
+]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("offsets") / "small.scidx"
+    records = [
+        {"id": f"d{i}", "title": f"Doc {i}", "text": t, "source": f"d{i}.md"}
+        for i, t in enumerate(TEXTS)
+    ]
+    pack_records(records, out, use_cache=False)
+    return out
+
+
+QUERIES = [
+    "read file",
+    "use reading",
+    "install installer",
+    "mutable mutability variable",
+    "übergröße straße file",
+    "share sharing",
+    "dose aging",
+    "read_to_string string",
+    "nothing matches here",
+]
+
+
+@pytest.mark.parametrize("chars", [240, 60, 8, 5, 2000])
+def test_snippets_equal_the_definition(small: Path, chars: int) -> None:
+    with load(small) as idx:
+        assert idx._searcher is not None and idx._searcher.corpus.offsets is not None
+        checked = 0
+        for query in QUERIES:
+            for hit, body in snippets_of(idx, query, chars=chars):
+                assert hit.snippet_parts == exact_snippet(body, hit.query_terms, chars), query
+                checked += 1
+        assert checked > 20
+
+
+def test_offsets_find_words_the_scan_misses(small: Path) -> None:
+    """ "using" makes "use" and "dosing" makes "dose": the stems are not prefixes."""
+    with load(small) as idx:
+        hit = idx.search("use", k=1)[0]
+        marked = {hit.snippet[a:b] for a, b in hit.highlights}
+        assert "using" in marked or "Using" in marked
+        body = hit.plain if hit.plain is not None else hit.text
+        scanned = build_snippet(body, hit.query_terms, 240)
+        assert {scanned.text[a:b] for a, b in scanned.highlights} < marked
+
+
+def test_the_scan_never_marks_a_word_the_definition_does_not(small: Path) -> None:
+    with load(small) as idx:
+        for query in QUERIES:
+            for hit, body in snippets_of(idx, query, chars=100000):
+                scanned = build_snippet(body, hit.query_terms, 100000)
+                exact = exact_snippet(body, hit.query_terms, 100000)
+                assert set(scanned.highlights) <= set(exact.highlights)
+
+
+def test_rust_book_snippets_equal_the_definition(shared_dir: Path, tmp_path: Path) -> None:
+    """Every hit of 150 queries made of the book's own headings (code, stems, Unicode)."""
+    book = shared_dir / "corpora" / "rust-book" / "src"
+    records = []
+    for i, path in enumerate(sorted(book.glob("*.md"))[:60]):
+        records.append({"id": f"c{i}", "text": path.read_text(encoding="utf-8")})
+    out = tmp_path / "rb.scidx"
+    pack_records(records, out, use_cache=False)
+    headings = sorted(
+        {line.lstrip("#").strip() for r in records for line in r["text"].splitlines()} - {""}
+    )
+    rnd = random.Random(7)
+    queries = rnd.sample([h for h in headings if len(h) > 3], 150)
+    with load(out) as idx:
+        checked = 0
+        for query in queries:
+            for hit, body in snippets_of(idx, query, chars=160):
+                assert hit.snippet_parts == exact_snippet(body, hit.query_terms, 160), query
+                checked += 1
+        assert checked > 500
+
+
+def test_packed_offsets_describe_every_indexed_word() -> None:
+    texts = [
+        "Reading files with read_to_string.",
+        f"Code:{CODE_START}x = 1\n  y = 2{CODE_END} done",
+        "",
+        "the of and",  # stop-words only: no occurrence
+    ]
+    block = offsets.offsets_block(texts)
+    arrays = offsets.build_offset_arrays([block])
+    ptr, occ, flags = arrays["snippet.ptr"], arrays["snippet.occ"], arrays["snippet.flags"]
+    assert ptr.tolist()[0] == 0 and ptr.tolist()[-1] == occ.shape[0]
+    assert flags.tolist() == [
+        offsets.HAS_OFFSETS | offsets.IS_FLAT,
+        offsets.HAS_OFFSETS,  # markers and a newline: not flat
+        offsets.HAS_OFFSETS | offsets.IS_FLAT,
+        offsets.HAS_OFFSETS | offsets.IS_FLAT,
+    ]
+    for i, text in enumerate(texts):
+        flat, _ = flatten(text)
+        got = []
+        for o in occ[ptr[i] : ptr[i + 1]].tolist():
+            start, length, key = o >> 40, (o >> 32) & 255, o & 0xFFFFFFFF
+            got.append((flat[start : start + length], key))
+        want = [
+            (flat[a:b], offsets._key_of(t))
+            for a, b, made in term_spans(flat)
+            for t in dict.fromkeys(made)
+        ]
+        assert got == want
+
+
+def test_too_long_text_gets_no_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offsets, "_MAX_START", 20)
+    block = offsets.offsets_block(["short text", "a text longer than twenty characters"])
+    assert block.flags.tolist() == [offsets.HAS_OFFSETS | offsets.IS_FLAT, offsets.IS_FLAT]
+    assert block.lens.tolist()[1] == 0
+
+
+def test_the_pack_records_the_offsets_version(small: Path) -> None:
+    header = format.read_header_file(small)
+    assert header.meta["snippets"] == {"offsets": offsets.OFFSETS_VERSION}
+    assert {"snippet.ptr", "snippet.occ", "snippet.flags"} <= set(header.arrays)
+
+
+# ---------------------------------------------------------------------------------------------
+# Indexes without offsets, or with offsets this reader does not know: the scan.
+
+
+def _rewrite(path: Path, mutate: Any) -> bytes:
+    data = path.read_bytes()
+    header = format.read_header(data)
+    arrays = {name: format.array_view(data, header, name).copy() for name in header.arrays}
+    meta = json.loads(json.dumps(header.meta))
+    mutate(arrays, meta)
+    buf = io.BytesIO()
+    format.write_index(buf, arrays, meta, built_utc=header.built_utc, generator="scidx-tests")
+    return buf.getvalue()
+
+
+def _drop_offsets(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
+    for name in offsets.ARRAY_NAMES:
+        arrays.pop(name)
+    meta.pop("snippets")
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        _drop_offsets,
+        lambda a, m: m.__setitem__("snippets", {"offsets": "scidx-offsets-99"}),
+        lambda a, m: m.pop("snippets"),
+    ],
+)
+def test_without_known_offsets_snippets_scan(small: Path, mutate: Any) -> None:
+    data = _rewrite(small, mutate)
+    with load_bytes(data) as idx:
+        assert idx._searcher is not None and idx._searcher.corpus.offsets is None
+        for query in QUERIES:
+            for hit, body in snippets_of(idx, query):
+                assert hit.snippet_parts == build_snippet(body, hit.query_terms, 240)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda a, m: a.pop("snippet.occ"), "the snippet offsets lack array `snippet.occ`"),
+        (
+            lambda a, m: a.__setitem__("snippet.ptr", a["snippet.ptr"][:-1].copy()),
+            "array `snippet.ptr` has shape",
+        ),
+        (
+            lambda a, m: a.__setitem__("snippet.ptr", a["snippet.ptr"] + np.uint64(1)),
+            "array `snippet.ptr` runs from 1",
+        ),
+        (
+            lambda a, m: a.__setitem__("snippet.flags", a["snippet.flags"].astype("<u4")),
+            "array `snippet.flags` has dtype <u4, expected <u1",
+        ),
+    ],
+)
+def test_inconsistent_offsets_are_corrupt(small: Path, mutate: Any, message: str) -> None:
+    data = _rewrite(small, mutate)
+    with pytest.raises(CorruptIndexError, match=message):
+        load_bytes(data, source="bad.scidx")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda a, m: a["snippet.ptr"].__setitem__(2, a["snippet.ptr"][-1]),
+            "array `snippet.ptr` is not monotonic",
+        ),
+        (
+            lambda a, m: a["snippet.flags"].__setitem__(0, 7),
+            "array `snippet.flags` has a value other than 0-3",
+        ),
+    ],
+)
+def test_verify_checks_the_offsets(small: Path, mutate: Any, message: str) -> None:
+    data = _rewrite(small, mutate)
+    load_bytes(data).close()  # the constant-time open does not read them
+    with pytest.raises(CorruptIndexError, match=message):
+        load_bytes(data, verify=True)
+
+
+def _forge(rnd: random.Random, arrays: dict[str, Any], which: str) -> None:
+    occ = arrays["snippet.occ"]
+    if which == "occ":
+        for _ in range(rnd.randrange(1, 20)):
+            i = rnd.randrange(occ.shape[0])
+            occ[i] = np.uint64(rnd.getrandbits(64))
+    elif which == "starts":  # plausible-looking spans anywhere, in any order
+        for _ in range(rnd.randrange(1, 20)):
+            i = rnd.randrange(occ.shape[0])
+            start, length = rnd.randrange(0, 3000), rnd.choice((1, 3, 40, 254, 255))
+            occ[i] = np.uint64((start << 40) | (length << 32) | (int(occ[i]) & 0xFFFFFFFF))
+    elif which == "ptr":
+        ptr = arrays["snippet.ptr"]
+        for _ in range(rnd.randrange(1, 4)):
+            i = rnd.randrange(1, ptr.shape[0] - 1)
+            ptr[i] = np.uint64(rnd.choice((0, int(ptr[-1]), rnd.getrandbits(64))))
+    else:  # flags: claim flat text where it is not, or offsets where there are none
+        flags = arrays["snippet.flags"]
+        for i in range(flags.shape[0]):
+            flags[i] = rnd.randrange(4)
+
+
+@pytest.mark.parametrize("which", ["occ", "starts", "ptr", "flags"])
+def test_forged_offsets_never_break_a_snippet(small: Path, which: str) -> None:
+    """Hostile offsets give at worst odd marks: never an error, a control character, or a
+    mark outside the snippet text."""
+    rnd = random.Random(which)
+    for _trial in range(25):
+        data = _rewrite(small, lambda a, m: _forge(rnd, a, which))
+        with load_bytes(data) as idx:
+            for query in QUERIES:
+                for hit in idx.search(query, k=10, group=None):
+                    try:
+                        parts = hit.snippet_parts
+                    except ScidxError:
+                        continue  # a corrupt-index error is allowed, a crash is not
+                    assert parts.text.isprintable()
+                    assert all(0 <= a < b <= len(parts.text) for a, b in parts.highlights)
+                    assert "<mark>" in hit.snippet_html() or not parts.highlights
+
+
+def test_hits_of_a_query_share_one_lookup(small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = offsets.SnippetOffsets.page
+
+    def page(self: offsets.SnippetOffsets, rows: Any, terms: Any) -> Any:
+        calls.append(len(rows))
+        return real(self, rows, terms)
+
+    monkeypatch.setattr(offsets.SnippetOffsets, "page", page)
+    with load(small) as idx:
+        hits = idx.search("file read install dose", k=5, group=None)
+        assert len(hits) > 2
+        for hit in hits:
+            assert hit.snippet
+    assert calls == [len(hits)]
+
+
+def test_exact_snippet_helper_agrees_with_build_snippet_on_prefix_stems() -> None:
+    """The test's own reference: on words whose stems are prefixes, the scan is exact."""
+    text = "Reading files: read_to_string reads a file. " * 10
+    terms = tokenize("read file")
+    assert exact_snippet(text, terms, 80) == build_snippet(text, terms, 80)
+
+
+def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
+    """``snippetOffsets: false`` (config) / ``snippet_offsets=False``: a smaller file, and the
+    snippets scan (the same result wherever the scan finds the words)."""
+    from scidx.build.config import config_from_dict
+    from scidx.build.pack import pack_docs
+    from scidx.errors import ConfigError
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\n## Reading\n\n" + TEXTS[0], encoding="utf-8")
+    sizes = {}
+    for flag in (True, False):
+        cfg = config_from_dict(
+            {"include": ["docs/*.md"], "output": f"out-{flag}.scidx", "snippetOffsets": flag},
+            root=tmp_path,
+        )
+        assert cfg.snippet_offsets is flag
+        assert ("snippetOffsets" in cfg.canonical()) is (not flag)
+        pack_docs(cfg, use_cache=False)
+        out = tmp_path / f"out-{flag}.scidx"
+        sizes[flag] = out.stat().st_size
+        header = format.read_header_file(out)
+        assert ("snippet.occ" in header.arrays) is flag
+        assert ("snippets" in header.meta) is flag
+        with load(out) as idx:
+            hit = idx.search("read file", k=1)[0]
+            assert hit.highlights
+    assert sizes[False] < sizes[True]
+    with pytest.raises(ConfigError, match="snippetOffsets"):
+        config_from_dict({"include": ["docs/*.md"], "snippetOffsets": "no"}, root=tmp_path)
+
+    records = [{"id": "a", "text": TEXTS[0]}]
+    plain = pack_records(records, None, use_cache=False, snippet_offsets=False).data
+    full = pack_records(records, None, use_cache=False).data
+    assert plain is not None and full is not None and len(plain) < len(full)
+    assert "snippet.ptr" not in format.read_header(plain).arrays
