@@ -230,7 +230,7 @@ class _Page:
         self.offsets = offsets
         self._present: dict[int, tuple[str, ...]] | None = None
         self._matches: dict[int, RowMatches] | None = None
-        self.distinct: tuple[str, ...] = ()  # the terms the stored matches index into
+        self.distinct: tuple[str, ...] = ()  # "" and the terms the stored matches index into
 
     def present(self, row: int) -> tuple[str, ...]:
         """The query terms that chunk ``row`` contains (all of them if that cannot be told)."""
@@ -245,8 +245,9 @@ class _Page:
         if found is None:
             found = {}
             if self.offsets is not None:
-                self.distinct = tuple(dict.fromkeys(t for t in self.terms if t))
-                found = self.offsets.page(self.rows, self.distinct)
+                distinct = tuple(dict.fromkeys(t for t in self.terms if t))
+                self.distinct = ("", *distinct)  # the stored matches count terms from 1
+                found = self.offsets.page(self.rows, distinct)
             self._matches = found
         return found.get(row)
 

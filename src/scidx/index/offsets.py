@@ -29,6 +29,7 @@ Runtime module: numpy, xxhash and scidx runtime modules only.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -129,11 +130,34 @@ class RowMatches(NamedTuple):
     """The stored candidates of one chunk for a query (see :meth:`SnippetOffsets.page`)."""
 
     is_flat: bool
-    #: ``(start, end, term index)`` of each candidate, or None when the row needs the careful
-    #: path (a run with several query terms, a word of 255+ characters, or odd data).
+    #: ``(start, end, k)`` of each candidate, its term ``("", *terms)[k]`` (k >= 1), or None
+    #: when the row needs the careful path (a run with several query terms, a word of 255+
+    #: characters, or odd data).
     matches: list[tuple[int, int, int]] | None
     spans: list[int]  # start << 8 | min(length, 255) (when ``matches`` is None)
-    terms: list[int]  # indexes into the page's query terms (when ``matches`` is None)
+    terms: list[int]  # indexes into ``("", *terms)`` (when ``matches`` is None)
+
+
+def _odd_rows(
+    starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64], cuts: list[int]
+) -> set[int]:
+    """The rows (indexes into ``cuts``) whose candidates need the careful path.
+
+    A row's candidates are ``[cuts[j - 1], cuts[j])``. The careful path is for a run with
+    several query-term candidates (the same start twice), starts out of order or negative (not
+    what the packer writes) and words of 255+ characters; one pass over the page finds them.
+    """
+    odd: set[int] = set()
+    # A start not above the one before it: a row's first candidate (the starts begin again)
+    # or one of those rows.
+    for p in (np.flatnonzero(starts[1:] <= starts[:-1]) + 1).tolist():
+        j = bisect_right(cuts, p)
+        if p != (cuts[j - 1] if j else 0):
+            odd.add(j)
+    if starts.shape[0] and (int(lengths.max()) == 255 or int(starts.min()) < 0):
+        for p in np.flatnonzero((lengths == 255) | (starts < 0)).tolist():
+            odd.add(bisect_right(cuts, p))
+    return odd
 
 
 def _key_of(term: str) -> int:
@@ -239,36 +263,28 @@ class SnippetOffsets:
         table = np.zeros(65536, dtype=np.uint8)
         table[low] = range(1, len(low) + 1)  # term i is i + 1; 0: no query term
         slot = table[occ & 0xFFFF]
-        cand = np.flatnonzero(slot)
+        cand = slot.nonzero()[0]
         found = occ[cand]
         starts = found >> 40
         lengths = (found >> 32) & 255
         stops = (starts + lengths).tolist()
         start_list = starts.tolist()
-        tid_list = (slot[cand].astype(np.int64) - 1).tolist()
+        tid_list = slot[cand].tolist()
         cuts = np.searchsorted(cand, ends).tolist()
-        long_words = int(lengths.max(initial=0)) == 255
+        odd = _odd_rows(starts, lengths, cuts)
+        triples = list(zip(start_list, stops, tid_list, strict=True))
         out: dict[int, RowMatches] = {}
         begin = 0
-        for (row, is_flat), cut in zip(good, cuts, strict=True):
-            mine = start_list[begin:cut]
-            # The careful path: a run with several query-term candidates (the same start
-            # twice), starts out of order or negative (not what the packer writes), or a
-            # word of 255+ characters.
-            if (
-                (mine and mine[0] < 0)
-                or sorted(set(mine)) != mine
-                or (long_words and 255 in lengths[begin:cut])
-            ):
-                spans = [(s << 8) | (e - s) for s, e in zip(mine, stops[begin:cut], strict=True)]
-                out[row] = RowMatches(is_flat, None, spans, tid_list[begin:cut])
+        new = tuple.__new__  # a NamedTuple's own constructor is a Python function
+        for j, ((row, is_flat), cut) in enumerate(zip(good, cuts, strict=True)):
+            if j in odd:
+                spans = [
+                    (a << 8) | (b - a)
+                    for a, b in zip(start_list[begin:cut], stops[begin:cut], strict=True)
+                ]
+                out[row] = new(RowMatches, (is_flat, None, spans, tid_list[begin:cut]))
             else:
-                out[row] = RowMatches(
-                    is_flat,
-                    list(zip(mine, stops[begin:cut], tid_list[begin:cut], strict=True)),
-                    [],
-                    [],
-                )
+                out[row] = new(RowMatches, (is_flat, triples[begin:cut], [], []))
             begin = cut
         return out
 
