@@ -641,8 +641,7 @@ class Index:
             group=group,
             mmr=mmr,
         )
-        searcher = self._live()
-        return [searcher.search(query, params) for query in queries]
+        return self._live().search_many(queries, params)
 
     def search_with(
         self,

@@ -149,6 +149,20 @@ class Searcher:
                 object.__setattr__(hit, "sections", tuple(subs))  # Hit is frozen
         return out
 
+    def search_many(self, queries: Sequence[str], params: SearchParams) -> list[list[Hit]]:
+        """:meth:`search` for each of ``queries`` (the engine behind ``Index.search_batch``).
+
+        Raw chunks (no grouping or MMR) are selected under one numpy error state for the
+        whole batch rather than one per query.
+        """
+        if params.group is not None or params.mmr is not None:
+            return [self.search(query, params) for query in queries]
+        with np.errstate(all="ignore"):  # as in select()
+            chosen = [self._select(query, params, None) for query in queries]
+        render = self.renderer.hits
+        chars = params.snippet_chars
+        return [render(rows, scores, terms, chars) for rows, scores, terms in chosen]
+
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:
         """Chunk ids and scores only, in result order (the engine behind ``Index.rank``)."""
         if params.group is None and params.mmr is None:
