@@ -42,7 +42,7 @@ class Corpus:
     Which arrays a query touches: a keyword query reads ``bm25.term_hash`` (binary search),
     the ``bm25.term_ptr`` entries and ``bm25.post_doc``/``bm25.post_weight`` runs of its terms,
     then, per returned hit, one entry of ``chunk.source`` and the rows of the ``chunk.*`` and
-    ``source.*`` string tables. ``vectors`` is only read by vector and hybrid queries, so a
+    ``source.*`` string tables; reading snippets adds the hits' runs of ``snippet.*``. ``vectors`` is only read by vector and hybrid queries, so a
     keyword-only process never faults its pages in.
     """
 
