@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from scidx.build.arrays import build_offset_arrays, offsets_block
 from scidx.embed.hashing import HashingEmbedder, embedding_text
 from scidx.errors import (
     BadMagicError,
@@ -112,7 +113,7 @@ def build_arrays(
         "counts": {"chunks": len(records), "sources": len(sources)},
     }
     if snippet_offsets:  # so the damage tests below reach these arrays too
-        arrays.update(offsets.build_offset_arrays([offsets.offsets_block(texts)]))
+        arrays.update(build_offset_arrays([offsets_block(texts)]))
         meta["snippets"] = {"offsets": offsets.OFFSETS_VERSION}
     return arrays, meta
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from scidx.build.arrays import build_offset_arrays, offsets_block
 from scidx.build.chunk import CODE_END, CODE_START
 from scidx.build.pack import pack_records
 from scidx.errors import CorruptIndexError, ScidxError
@@ -153,8 +154,8 @@ def test_packed_offsets_describe_every_indexed_word() -> None:
         "",
         "the of and",  # stop-words only: no occurrence
     ]
-    block = offsets.offsets_block(texts)
-    arrays = offsets.build_offset_arrays([block])
+    block = offsets_block(texts)
+    arrays = build_offset_arrays([block])
     ptr, occ, flags = arrays["snippet.ptr"], arrays["snippet.occ"], arrays["snippet.flags"]
     assert ptr.tolist()[0] == 0 and ptr.tolist()[-1] == occ.shape[0]
     assert flags.tolist() == [
@@ -177,9 +178,9 @@ def test_packed_offsets_describe_every_indexed_word() -> None:
         assert got == want
 
 
-def test_too_long_text_gets_no_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(offsets, "_MAX_START", 20)
-    block = offsets.offsets_block(["short text", "a text longer than twenty characters"])
+def test_too_long_text_gets_no_offsets() -> None:
+    assert offsets.MAX_START == 1 << 23
+    block = offsets_block(["short text", "a text longer than twenty characters"], max_chars=20)
     assert block.flags.tolist() == [offsets.HAS_OFFSETS | offsets.IS_FLAT, offsets.IS_FLAT]
     assert block.lens.tolist()[1] == 0
 

@@ -46,13 +46,17 @@ idx.rank("install kubectl", mode="keyword", k=3)
 # Start-up cost (benchmarks/bench_startup.py): a keyword search needs no embedder, no JSON, no
 # importlib.resources, no thread pool (concurrent.futures pulls in logging), no HTML escaping
 # and no URL quoting; they are imported when a query vector, a metadata read, a packaged
-# index, a large vector product, HTML or a URL needs them.
+# index, a large vector product, HTML or a URL needs them. Nor snippet code (the offsets reader
+# and highlighting), until a snippet is read.
 unneeded = sorted(
     {"scidx.embed", "scidx.embed.hashing", "scidx.embed.registry", "json",
      "importlib.resources", "fnmatch", "concurrent.futures", "logging", "html",
-     "urllib.parse"} & set(sys.modules)
+     "urllib.parse", "scidx.index.highlight", "scidx.index.offsets", "scidx.index.urls"}
+    & set(sys.modules)
 )
 assert not unneeded, unneeded
+hit = idx.search("install kubectl", mode="keyword", k=3)[0]
+assert hit.highlights and "scidx.index.offsets" in sys.modules
 from scidx.embed.hashing import PROVIDER_ID
 from scidx.index import query
 assert query._HASHING == PROVIDER_ID

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from scidx._version import __version__
 from scidx.build.records import Record
@@ -21,16 +23,14 @@ from scidx.index.bm25 import (
     TermBlock,
     build_arrays_from_blocks,
     hash_terms,
+    term_hash,
 )
 from scidx.index.format import encode_strings
+from scidx.index.highlight import flatten
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
-from scidx.index.offsets import (
-    OFFSETS_VERSION,
-    OffsetBlock,
-    build_offset_arrays,
-    offsets_block,
-)
+from scidx.index.offsets import HAS_OFFSETS, IS_FLAT, MAX_START, OFFSETS_VERSION
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
+from scidx.tokenize import term_spans
 
 __all__ = [
     "BM25_B",
@@ -38,11 +38,13 @@ __all__ = [
     "BM25_HEADING_WEIGHT",
     "BM25_K1",
     "BM25Built",
+    "OffsetBlock",
     "TermsAndOffsets",
     "GENERATOR",
     "PACKER_VERSION",
     "bm25_blocks",
     "bm25_job",
+    "build_offset_arrays",
     "build_bm25",
     "build_index_arrays",
     "built_utc",
@@ -50,6 +52,7 @@ __all__ = [
     "encode_records",
     "record_texts",
     "snippet_texts",
+    "offsets_block",
     "release_freed_memory",
 ]
 
@@ -105,6 +108,61 @@ def release_freed_memory() -> None:
 
 
 _TRIM: Any = None
+
+
+@dataclass(frozen=True)
+class OffsetBlock:
+    """The snippet offsets of a run of consecutive chunks (what a packer worker returns)."""
+
+    lens: npt.NDArray[np.int64]
+    occ: npt.NDArray[np.uint64]
+    flags: npt.NDArray[np.uint8]
+
+
+def offsets_block(texts: Sequence[str], max_chars: int = MAX_START) -> OffsetBlock:
+    """The snippet offsets of consecutive chunks, given each chunk's snippet text.
+
+    The occurrences of FORMAT.md §2.8 (read by :class:`scidx.index.offsets.SnippetOffsets`);
+    a chunk whose flat text has ``max_chars`` characters or more gets none.
+    """
+    hashes: dict[str, int] = {}
+    lens = np.zeros(len(texts), dtype=np.int64)
+    flags = np.zeros(len(texts), dtype=np.uint8)
+    occ: list[int] = []
+    for i, text in enumerate(texts):
+        flat, _code = flatten(text)
+        flag = IS_FLAT if flat == text else 0
+        if len(flat) >= max_chars:
+            flags[i] = flag  # too long for a 23-bit start: this chunk's snippets scan
+            continue
+        count = 0
+        for start, end, terms in term_spans(flat):
+            span = (start << 8 | min(end - start, 255)) << 32
+            for term in dict.fromkeys(terms):  # each term once per run, in the run's order
+                h = hashes.get(term)
+                if h is None:
+                    h = hashes[term] = term_hash(term) & 0xFFFFFFFF
+                occ.append(span | h)
+                count += 1
+        flags[i] = flag | HAS_OFFSETS
+        lens[i] = count
+    return OffsetBlock(lens, np.array(occ, dtype=np.uint64), flags)
+
+
+def build_offset_arrays(blocks: Sequence[OffsetBlock]) -> dict[str, np.ndarray]:
+    """The ``snippet.*`` arrays of the chunks of ``blocks``, in order."""
+    lens = np.concatenate([np.zeros(0, dtype=np.int64), *(b.lens for b in blocks)])
+    ptr = np.zeros(lens.shape[0] + 1, dtype="<u8")
+    np.cumsum(lens, out=ptr[1:])
+    return {
+        "snippet.ptr": ptr,
+        "snippet.occ": np.concatenate(
+            [np.zeros(0, dtype=np.uint64), *(b.occ for b in blocks)]
+        ).astype("<u8"),
+        "snippet.flags": np.concatenate(
+            [np.zeros(0, dtype=np.uint8), *(b.flags for b in blocks)]
+        ).astype("<u1"),
+    }
 
 
 TermsAndOffsets = tuple[TermBlock, OffsetBlock | None]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -15,8 +15,10 @@ import numpy.typing as npt
 from scidx.errors import CorruptIndexError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
-from scidx.index.offsets import SnippetOffsets
 from scidx.index.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from scidx.index.offsets import SnippetOffsets
 
 __all__ = ["Corpus", "StringLookup"]
 
@@ -42,8 +44,9 @@ class Corpus:
     Which arrays a query touches: a keyword query reads ``bm25.term_hash`` (binary search),
     the ``bm25.term_ptr`` entries and ``bm25.post_doc``/``bm25.post_weight`` runs of its terms,
     then, per returned hit, one entry of ``chunk.source`` and the rows of the ``chunk.*`` and
-    ``source.*`` string tables; reading snippets adds the hits' runs of ``snippet.*``. ``vectors`` is only read by vector and hybrid queries, so a
-    keyword-only process never faults its pages in.
+    ``source.*`` string tables; reading snippets adds the hits' runs of ``snippet.*``.
+    ``vectors`` is only read by vector and hybrid queries, so a keyword-only process never
+    faults its pages in.
     """
 
     source: str
@@ -64,8 +67,26 @@ class Corpus:
     store: VectorStore | None = None
     chunk_plain: StringLookup | None = None
     source_root: str | None = None
-    #: Where each chunk's indexed words are (``snippet.*``), for snippets; None when absent.
-    offsets: SnippetOffsets | None = None
+    #: The ``snippet.*`` arrays (``ptr``, ``occ``, ``flags``) and ``meta.snippets``, checked in
+    #: O(1) at load; None when the index has none. Read through :attr:`offsets`.
+    snippet_arrays: tuple[Any, Any, Any, Any] | None = None
+    _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def offsets(self) -> SnippetOffsets | None:
+        """Where each chunk's indexed words are (``snippet.*``), for snippets.
+
+        Made on first use, so a process that shows no snippet never imports the module; None
+        when the index has no offsets, or offsets of a version this reader does not know.
+        """
+        readers = self._readers
+        if "offsets" not in readers:
+            from scidx.index.offsets import open_offsets
+
+            found = self.snippet_arrays
+            readers["offsets"] = open_offsets(*found) if found is not None else None
+        reader: SnippetOffsets | None = readers["offsets"]
+        return reader
 
     def plain(self, row: int) -> str:
         """The clean text of chunk ``row`` (its raw text for an index without ``chunk.plain``)."""

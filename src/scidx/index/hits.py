@@ -6,6 +6,7 @@ tables of the :class:`~scidx.index.corpus.Corpus`; the snippet is computed on fi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -13,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scidx.errors import CorruptIndexError, ScidxError
-from scidx.index.highlight import Snippet, build_snippet, snippet_from_offsets
-from scidx.index.urls import render_url
 
 if TYPE_CHECKING:
     from scidx.index.bm25 import PostingLookup
     from scidx.index.corpus import Corpus
-    from scidx.index.offsets import RowMatches, SnippetOffsets
+    from scidx.index.highlight import Snippet
+    from scidx.index.offsets import RowMatches
 
 __all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "HitRenderer"]
 
@@ -117,7 +117,7 @@ class Hit:
             found = page.matches(row)
             if found is not None:
                 # The index says where this chunk's words are: no scan of the text.
-                snippet = snippet_from_offsets(
+                snippet: Snippet | None = _highlight().snippet_from_offsets(
                     body,
                     found.is_flat,
                     found.matches,
@@ -129,7 +129,8 @@ class Hit:
                 if snippet is not None:
                     return snippet
             terms = page.present(row)
-        return build_snippet(body, terms, self.snippet_chars)
+        scanned: Snippet = _highlight().build_snippet(body, terms, self.snippet_chars)
+        return scanned
 
     @property
     def snippet(self) -> str:
@@ -205,6 +206,14 @@ for _name in _LAZY_FIELDS:
         delattr(Hit, _name)
 
 
+@functools.cache
+def _highlight() -> Any:
+    """:mod:`scidx.index.highlight`, imported by the first snippet (a ranking needs none)."""
+    from scidx.index import highlight
+
+    return highlight
+
+
 class _Page:
     """The hits of one search: which query terms each of their chunks contains, and where.
 
@@ -215,19 +224,19 @@ class _Page:
     once, when the first snippet is read.
     """
 
-    __slots__ = ("_matches", "_present", "distinct", "offsets", "postings", "rows", "terms")
+    __slots__ = ("_matches", "_present", "corpus", "distinct", "postings", "rows", "terms")
 
     def __init__(
         self,
         rows: Sequence[int],
         terms: tuple[str, ...],
         postings: PostingLookup,
-        offsets: SnippetOffsets | None = None,
+        corpus: Corpus | None = None,
     ):
         self.rows = rows
         self.terms = terms
         self.postings = postings
-        self.offsets = offsets
+        self.corpus = corpus  # its snippet offsets are looked up when a snippet is read
         self._present: dict[int, tuple[str, ...]] | None = None
         self._matches: dict[int, RowMatches] | None = None
         self.distinct: tuple[str, ...] = ()  # "" and the terms the stored matches index into
@@ -244,10 +253,11 @@ class _Page:
         found = self._matches
         if found is None:
             found = {}
-            if self.offsets is not None:
+            offsets = self.corpus.offsets if self.corpus is not None else None
+            if offsets is not None:
                 distinct = tuple(dict.fromkeys(t for t in self.terms if t))
                 self.distinct = ("", *distinct)  # the stored matches count terms from 1
-                found = self.offsets.page(self.rows, distinct)
+                found = offsets.page(self.rows, distinct)
             self._matches = found
         return found.get(row)
 
@@ -306,11 +316,7 @@ class HitRenderer:
             c.check_sources()  # once: every later source row read is in range
             self._sources_checked = True
         terms = tuple(terms)
-        page = (
-            _Page(rows, terms, self.postings, c.offsets)
-            if terms and self.postings is not None
-            else None
-        )
+        page = _Page(rows, terms, self.postings, c) if terms and self.postings is not None else None
         new = object.__new__
         set_state = object.__setattr__  # Hit is frozen; its state is set in one step
         out = []
@@ -355,4 +361,6 @@ class HitRenderer:
             return c.source_title[int(c.chunk_source[row])]
         if name == "plain":
             return c.chunk_plain[row] if c.chunk_plain is not None else None
+        from scidx.index.urls import render_url  # loaded by the first URL read
+
         return render_url(c.url_template, hit.source, hit.anchor, c.source_root)  # "url"

@@ -48,7 +48,6 @@ from scidx.index.format import (
 )
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
-from scidx.index.offsets import SnippetOffsets, open_offsets
 from scidx.index.params import SearchParams
 from scidx.index.safety import (
     MAX_DIMENSIONS,
@@ -57,7 +56,6 @@ from scidx.index.safety import (
     parse_meta_json,
 )
 from scidx.index.search import Searcher
-from scidx.index.urls import parse_url_template, source_root_problem
 from scidx.index.vectors import VectorStore, open_vectors
 from scidx.tokenize import TOKENIZER_VERSION
 
@@ -120,7 +118,7 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
     url_template = header.meta.get("urlTemplate")
     if url_template is not None and not isinstance(url_template, str):
         raise _corrupt(src, f"meta `urlTemplate` is {type(url_template).__name__}, not a string")
-    if url_template is not None and parse_url_template(url_template) is None:
+    if url_template is not None and _url_template_problem(url_template):
         raise _corrupt(
             src,
             "meta `urlTemplate` is not a valid URL template (at most "
@@ -130,7 +128,7 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
 
     source_root = header.meta.get("sourceRoot")
     if source_root is not None and (
-        not isinstance(source_root, str) or not source_root or source_root_problem(source_root)
+        not isinstance(source_root, str) or not source_root or _source_root_problem(source_root)
     ):
         raise _corrupt(src, f"meta `sourceRoot` {source_root!r} is not a relative folder path")
 
@@ -200,12 +198,28 @@ def _build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Co
         fusion=_fusion(header),
         chunk_plain=plain,
         source_root=source_root,
-        offsets=offsets,
+        snippet_arrays=offsets,
     )
 
 
-def _snippet_offsets(buf: Any, header: Header, n: int) -> SnippetOffsets | None:
-    """The ``snippet.*`` arrays (optional), checked in O(1); None when absent or unknown."""
+def _url_template_problem(template: str) -> bool:
+    # The URL module loads only for an index with a template (a keyword query needs none).
+    from scidx.index.urls import parse_url_template
+
+    return parse_url_template(template) is None
+
+
+def _source_root_problem(root: str) -> str | None:
+    from scidx.index.urls import source_root_problem
+
+    return source_root_problem(root)
+
+
+def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, Any, Any, Any] | None:
+    """The ``snippet.*`` arrays (optional) and ``meta.snippets``, checked in O(1); None if absent.
+
+    The reader (:mod:`scidx.index.offsets`) is made when the first snippet needs it.
+    """
     names = ("snippet.ptr", "snippet.occ", "snippet.flags")
     present = [name in header.arrays for name in names]
     if not any(present):
@@ -226,11 +240,7 @@ def _snippet_offsets(buf: Any, header: Header, n: int) -> SnippetOffsets | None:
             f"array `snippet.ptr` runs from {int(ptr[0])} to {int(ptr[-1])}, expected 0 to {m} "
             "(the number of snippet offsets)",
         )
-    return open_offsets(
-        {"snippet.ptr": ptr, "snippet.occ": occ, "snippet.flags": flags},
-        header.meta,
-        n,
-    )
+    return ptr, occ, flags, header.meta.get("snippets")
 
 
 def _fusion(header: Header) -> dict[str, Any]:

@@ -24,14 +24,14 @@ two terms can share one, so the reader checks every word it shows with the token
 memoised lookup), which also makes a forged offset harmless: it can only mark a real word of
 the real text.
 
-Runtime module: numpy, xxhash and scidx runtime modules only.
+The packer's side (:func:`scidx.build.arrays.offsets_block`) writes them. Runtime module:
+numpy, xxhash and scidx runtime modules only.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -39,19 +39,15 @@ import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError
 from scidx.index.bm25 import term_hash
-from scidx.index.highlight import flatten
-from scidx.tokenize import term_spans
 
 __all__ = [
     "ARRAY_NAMES",
     "HAS_OFFSETS",
     "IS_FLAT",
     "OFFSETS_VERSION",
-    "OffsetBlock",
     "RowMatches",
     "SnippetOffsets",
-    "build_offset_arrays",
-    "offsets_block",
+    "MAX_START",
     "open_offsets",
 ]
 
@@ -66,64 +62,14 @@ HAS_OFFSETS = 1
 IS_FLAT = 2
 """``snippet.flags`` bit: the chunk's snippet text needs no flattening (it is its flat text)."""
 
-_MAX_START = 1 << 23  # a start must fit 23 bits: an occurrence then fits an int64
+MAX_START = 1 << 23
+"""Texts this long or longer get no offsets: a start fits 23 bits, an occurrence an int64."""
 # A page whose rows claim more occurrences than this in all is treated as corrupt (an honest
 # page holds its rows' words; this bounds the work a forged `snippet.ptr` can cause).
 _REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
 _MAX_PAGE_OCCURRENCES = 1 << 22
 # Query terms a page looks up at once (a term's index + 1 is stored in a byte).
 _MAX_TERMS = 255
-
-
-@dataclass(frozen=True)
-class OffsetBlock:
-    """The snippet offsets of a run of consecutive chunks (what a packer worker returns)."""
-
-    lens: npt.NDArray[np.int64]
-    occ: npt.NDArray[np.uint64]
-    flags: npt.NDArray[np.uint8]
-
-
-def offsets_block(texts: Sequence[str]) -> OffsetBlock:
-    """The snippet offsets of consecutive chunks, given each chunk's snippet text."""
-    hashes: dict[str, int] = {}
-    lens = np.zeros(len(texts), dtype=np.int64)
-    flags = np.zeros(len(texts), dtype=np.uint8)
-    occ: list[int] = []
-    for i, text in enumerate(texts):
-        flat, _code = flatten(text)
-        flag = IS_FLAT if flat == text else 0
-        if len(flat) >= _MAX_START:
-            flags[i] = flag  # too long for a 24-bit start: this chunk's snippets scan
-            continue
-        count = 0
-        for start, end, terms in term_spans(flat):
-            span = (start << 8 | min(end - start, 255)) << 32
-            for term in dict.fromkeys(terms):  # each term once per run, in the run's order
-                h = hashes.get(term)
-                if h is None:
-                    h = hashes[term] = term_hash(term) & 0xFFFFFFFF
-                occ.append(span | h)
-                count += 1
-        flags[i] = flag | HAS_OFFSETS
-        lens[i] = count
-    return OffsetBlock(lens, np.array(occ, dtype=np.uint64), flags)
-
-
-def build_offset_arrays(blocks: Sequence[OffsetBlock]) -> dict[str, np.ndarray]:
-    """The ``snippet.*`` arrays of the chunks of ``blocks``, in order."""
-    lens = np.concatenate([np.zeros(0, dtype=np.int64), *(b.lens for b in blocks)])
-    ptr = np.zeros(lens.shape[0] + 1, dtype="<u8")
-    np.cumsum(lens, out=ptr[1:])
-    return {
-        "snippet.ptr": ptr,
-        "snippet.occ": np.concatenate(
-            [np.zeros(0, dtype=np.uint64), *(b.occ for b in blocks)]
-        ).astype("<u8"),
-        "snippet.flags": np.concatenate(
-            [np.zeros(0, dtype=np.uint8), *(b.flags for b in blocks)]
-        ).astype("<u1"),
-    }
 
 
 class RowMatches(NamedTuple):
@@ -183,8 +129,10 @@ class SnippetOffsets:
     """The ``snippet.*`` arrays of an open index (O(1) checks at load; every read is checked).
 
     Args:
-        ptr, occ, flags: The arrays (``ptr[0] == 0`` and ``ptr[-1] == len(occ)`` were
-            checked by the loader).
+        ptr: ``snippet.ptr`` (``ptr[0] == 0`` and ``ptr[-1] == len(occ)`` were checked by
+            the loader).
+        occ: ``snippet.occ``.
+        flags: ``snippet.flags``.
     """
 
     __slots__ = ("_flags", "_occ", "_ptr", "m", "n")
@@ -290,12 +238,19 @@ class SnippetOffsets:
 
 
 def open_offsets(
-    arrays: Mapping[str, Any], meta: Mapping[str, Any], n: int
+    ptr: npt.NDArray[np.uint64],
+    occ: npt.NDArray[np.uint64],
+    flags: npt.NDArray[np.uint8],
+    snippets: Any,
 ) -> SnippetOffsets | None:
-    """The snippet offsets when the index has them in a version this reader knows, else None."""
-    if not all(name in arrays for name in ARRAY_NAMES):
-        return None
-    snippets = meta.get("snippets")
+    """The reader of an index's ``snippet.*`` arrays, or None for a version it does not know.
+
+    Args:
+        ptr: ``snippet.ptr`` (checked in O(1) by the loader, as the others).
+        occ: ``snippet.occ``.
+        flags: ``snippet.flags``.
+        snippets: The header's ``meta.snippets`` value.
+    """
     if not isinstance(snippets, Mapping) or snippets.get("offsets") != OFFSETS_VERSION:
         return None
-    return SnippetOffsets(arrays["snippet.ptr"], arrays["snippet.occ"], arrays["snippet.flags"])
+    return SnippetOffsets(ptr, occ, flags)
