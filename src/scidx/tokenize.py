@@ -48,6 +48,7 @@ __all__ = [
     "TOKENIZER_VERSION",
     "embedding_text",
     "normalize",
+    "run_terms",
     "stem",
     "term_spans",
     "tokenize",
@@ -412,6 +413,33 @@ def _term(word: str) -> str | None:
 # it is dropped, or (runs with "_", see _MULTI) to several terms joined by a space.
 _RUN_CACHE: dict[str, str] = {}
 _MULTI: set[str] = set()
+# term_spans' memo: a \w+ run as written -> the terms it makes (the packer reads every word of
+# every chunk, so each distinct word is normalised and looked up once).
+_SPAN_CACHE: dict[str, tuple[str, ...]] = {}
+
+
+def run_terms(word: str) -> tuple[str, ...]:
+    """The terms :func:`tokenize` makes of one ``\\w+`` run, normalised on its own (memoised).
+
+    What :func:`term_spans` gives for each run; the packer reads every word of every chunk.
+    """
+    made = _SPAN_CACHE.get(word)
+    return made if made is not None else _span_terms(word)
+
+
+def _span_terms(word: str) -> tuple[str, ...]:
+    terms: list[str] = []
+    for run in _WORD_RE.findall(normalize(word)):
+        found = _RUN_CACHE.get(run)
+        if found is None:
+            found = _terms_of(run)
+        if found:
+            terms.extend(found.split(" "))
+    made = tuple(terms)
+    if len(_SPAN_CACHE) >= _STEM_CACHE_MAX:
+        _SPAN_CACHE.clear()  # bounded, as _RUN_CACHE
+    _SPAN_CACHE[word] = made
+    return made
 
 
 def _terms_of(run: str) -> str:
@@ -500,15 +528,12 @@ def term_spans(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
         [(0, 7, ('read',)), (12, 27, ('max', 'chunk', 'char', 'max_chunk_chars'))]
     """
     out: list[tuple[int, int, tuple[str, ...]]] = []
+    get = _SPAN_CACHE.get
     for match in _WORD_RE.finditer(text):
-        runs = _WORD_RE.findall(normalize(match.group()))
-        terms: list[str] = []
-        for run in runs:
-            found = _RUN_CACHE.get(run)
-            if found is None:
-                found = _terms_of(run)
-            if found:
-                terms.extend(found.split(" "))
-        if terms:
-            out.append((match.start(), match.end(), tuple(terms)))
+        word = match.group()
+        made = get(word)
+        if made is None:
+            made = _span_terms(word)
+        if made:
+            out.append((match.start(), match.end(), made))
     return out

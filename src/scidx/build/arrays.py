@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import accumulate
 from typing import Any, overload
 
 import numpy as np
@@ -30,7 +32,7 @@ from scidx.index.highlight import flatten
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.offsets import HAS_OFFSETS, IS_FLAT, MAX_START, OFFSETS_VERSION
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
-from scidx.tokenize import term_spans
+from scidx.tokenize import run_terms
 
 __all__ = [
     "BM25_B",
@@ -119,13 +121,24 @@ class OffsetBlock:
     flags: npt.NDArray[np.uint8]
 
 
+# Words and what separates them, in one C call (no match object per word): the offsets come
+# from the lengths. The same \w+ runs as scidx.tokenize.term_spans.
+_WORDS = re.compile(r"(\w+)")
+
+
+def _word_keys(word: str, memo: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """The keys of the terms ``word`` makes, each once, in the order the tokenizer makes them."""
+    keys = memo[word] = tuple(term_hash(t) & 0xFFFFFFFF for t in dict.fromkeys(run_terms(word)))
+    return keys
+
+
 def offsets_block(texts: Sequence[str], max_chars: int = MAX_START) -> OffsetBlock:
     """The snippet offsets of consecutive chunks, given each chunk's snippet text.
 
     The occurrences of FORMAT.md §2.8 (read by :class:`scidx.index.offsets.SnippetOffsets`);
     a chunk whose flat text has ``max_chars`` characters or more gets none.
     """
-    hashes: dict[str, int] = {}
+    memo: dict[str, tuple[int, ...]] = {}  # a word -> the keys of its terms
     lens = np.zeros(len(texts), dtype=np.int64)
     flags = np.zeros(len(texts), dtype=np.uint8)
     occ: list[int] = []
@@ -136,14 +149,18 @@ def offsets_block(texts: Sequence[str], max_chars: int = MAX_START) -> OffsetBlo
             flags[i] = flag  # too long for a 23-bit start: this chunk's snippets scan
             continue
         count = 0
-        for start, end, terms in term_spans(flat):
-            span = (start << 8 | min(end - start, 255)) << 32
-            for term in dict.fromkeys(terms):  # each term once per run, in the run's order
-                h = hashes.get(term)
-                if h is None:
-                    h = hashes[term] = term_hash(term) & 0xFFFFFFFF
-                occ.append(span | h)
-                count += 1
+        parts = _WORDS.split(flat)  # separator, word, separator, ..., separator
+        ends = list(accumulate(map(len, parts)))  # parts[j] ends at ends[j]
+        for j, keys in enumerate(map(memo.get, parts[1::2]), 1):
+            if keys is None:
+                keys = _word_keys(parts[2 * j - 1], memo)
+            if keys:
+                start = ends[2 * j - 2]
+                size = ends[2 * j - 1] - start
+                span = (start << 8 | (size if size < 255 else 255)) << 32
+                for key in keys:
+                    occ.append(span | key)
+                count += len(keys)
         flags[i] = flag | HAS_OFFSETS
         lens[i] = count
     return OffsetBlock(lens, np.array(occ, dtype=np.uint64), flags)
