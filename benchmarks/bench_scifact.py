@@ -29,12 +29,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+# The speeds compared are single-threaded. A BLAS or numba pool left spinning after one call
+# (bm25s's batch, the quality runs' vector products) burns CPU time that this process's clock
+# then charges to the next call measured; one thread each keeps every row to its own work.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))

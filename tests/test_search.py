@@ -323,6 +323,17 @@ def test_search_batch_equals_one_search_per_query(corpus_index: Index) -> None:
         raw = idx.search_batch(queries, mode="keyword", group=None, k=20)
         grouped = idx.search_batch(queries, mode="keyword", k=20)
         assert raw != grouped  # grouping is on by default and did collapse some sections
+        # Raw keyword batches take their own path: the same hits, the same errors.
+        odd = ["alpha", None, "   ", "the of", "beta gamma"]
+        for kwargs in ({"k": 7}, {"k": 30, "min_score": 0.5}, {"k": 3, "snippet_chars": 40}):
+            batch = idx.search_batch(odd, mode="keyword", group=None, **kwargs)  # type: ignore[arg-type]
+            single = [idx.search(q, mode="keyword", group=None, **kwargs) for q in odd]  # type: ignore[arg-type]
+            assert batch == single, kwargs
+            assert [[h.snippet for h in hits] for hits in batch] == [
+                [h.snippet for h in hits] for hits in single
+            ]
+        with pytest.raises(QueryError, match="the query must be a str"):
+            idx.search_batch(["alpha", 3], mode="keyword", group=None)  # type: ignore[list-item]
     with pytest.raises(QueryError, match="a list of queries"):
         corpus_index.search_batch("kubectl")
     with pytest.raises(QueryError, match="k must be a positive integer"):

@@ -157,10 +157,27 @@ class Searcher:
         """
         if params.group is not None or params.mmr is not None:
             return [self.search(query, params) for query in queries]
-        with np.errstate(all="ignore"):  # as in select()
-            chosen = [self._select(query, params, None) for query in queries]
         render = self.renderer.hits
         chars = params.snippet_chars
+        if params.mode == "keyword" and not params.filters.active:
+            # The common batch, with the per-query checks of _select done once.
+            n = self.corpus.n
+            k = min(int(params.k), n)
+            lookup = self.postings.postings
+            vectorless = params.query_vector is None
+            out = []
+            with np.errstate(all="ignore"):  # as in select()
+                for query in queries:
+                    text = query.strip() if isinstance(query, str) and vectorless else ""
+                    terms = query_terms(text) if text else []
+                    if not terms:  # None, not a string, no terms, a query vector: as search()
+                        out.append(render(*self._select(query, params, None), chars))
+                        continue
+                    rows, scores = keyword_top_k(lookup(terms), n, k, params.min_score)
+                    out.append(render(rows, scores, terms, chars))
+            return out
+        with np.errstate(all="ignore"):  # as in select()
+            chosen = [self._select(query, params, None) for query in queries]
         return [render(rows, scores, terms, chars) for rows, scores, terms in chosen]
 
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:

@@ -94,7 +94,13 @@ def top_k_sums(sums: npt.NDArray[np.float64], k: int, low: float = 0.0) -> tuple
             scoring at least this are gathered, not every non-zero row.
     """
     rows = np.flatnonzero(sums >= low) if low > 0 else np.flatnonzero(sums)
-    return top_k(rows, sums[rows].astype(np.float32), k)
+    scores = sums[rows].astype(np.float32)
+    if k <= 0 or rows.shape[0] > 256:
+        return top_k(rows, scores, k)
+    # The rows ascend (flatnonzero), so a stable sort by score alone leaves equal scores in
+    # row order: what top_k's two-key lexsort gives, in one pass.
+    order = np.argsort(-scores, kind="stable")[:k]
+    return rows[order], scores[order]
 
 
 def _empty() -> _Scores:
