@@ -12,7 +12,9 @@ same run, then single-thread keyword queries per second for both, with the ratio
 targets: ``search()`` (full Hit objects) >= 1.5x bm25s one query per call, ``rank()`` >= 2x,
 ``search()`` with every snippet read >= 0.5x, ``search_batch()`` >= 1.5x bm25s's batch
 ``retrieve``. Speeds are this process's CPU time (``--wall`` for wall-clock), best of
-``--rounds`` interleaved rounds.
+``--rounds`` interleaved rounds; each ratio is the median over the rounds of the two calls'
+ratio within one round (a paired comparison: a shared machine's speed drifts for seconds at a
+time), with the ratio of the two bests in brackets.
 
 Metric definitions follow pytrec_eval / trec_eval (what BEIR reports):
 
@@ -28,7 +30,6 @@ and offline; SciFact is for evaluation only and is never copied into the project
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import sys
@@ -88,19 +89,30 @@ def scidx_runs(idx: Index, queries: Mapping[str, str], qids: Sequence[str]) -> d
 
 def speeds(
     calls: Mapping[str, Callable[[], object]], count: int, rounds: int, clock: Callable[[], float]
-) -> dict[str, float]:
-    """Queries per second of each call (it runs ``count`` queries), best of ``rounds``.
+) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Queries per second of each call (it runs ``count`` queries): best of ``rounds``, and
+    the seconds of every round.
 
     Rounds are interleaved (every call once per round), so a load change on the machine hits
     all of them alike; only the ratios of one run are meaningful.
     """
-    best = dict.fromkeys(calls, math.inf)
+    times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(rounds):
         for name, fn in calls.items():
             t0 = clock()
             fn()
-            best[name] = min(best[name], clock() - t0)
-    return {name: count / seconds for name, seconds in best.items()}
+            times[name].append(clock() - t0)
+    return {name: count / min(seconds) for name, seconds in times.items()}, times
+
+
+def paired_ratio(times: Mapping[str, list[float]], name: str, peer: str) -> float:
+    """The median over rounds of (peer's time / this call's time) within the same round.
+
+    A shared machine speeds up and slows down for seconds at a time; two calls of one round
+    ran seconds apart, so their ratio is steadier than a ratio of two bests that may come
+    from different rounds.
+    """
+    return statistics.median(p / t for p, t in zip(times[peer], times[name], strict=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -188,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             calls[BM_LOOP] = bm_loop
             calls[BM_BATCH] = bm_batch
         clock = time.perf_counter if args.wall else time.process_time
-        speed = speeds(calls, len(qtexts), args.rounds, clock)
+        speed, round_times = speeds(calls, len(qtexts), args.rounds, clock)
         idx.close()
 
     print()
@@ -199,15 +211,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     what = "wall-clock" if args.wall else "CPU-time"
     print(
         f"single-thread keyword queries/second (k={k}, {len(qtexts)} queries, best of "
-        f"{args.rounds} interleaved rounds, {what}):"
+        f"{args.rounds} interleaved rounds, {what}); ratios: median over the rounds of the "
+        "two calls' ratio in the same round [ratio of the two bests]:"
     )
     targets = {SEARCH: 1.5, SNIPPETS: 0.5, RANK: 2.0, BATCH: 1.5}
     for name, value in speed.items():
         line = f"  {name:<52} {value:>9.0f}"
         peer = BM_BATCH if name in (BATCH, BATCH_GROUPED) else BM_LOOP
         if peer in speed and name not in (BM_LOOP, BM_BATCH):
-            ratio = value / speed[peer]
-            line += f"   {ratio:5.2f}x {'bm25s batch' if peer == BM_BATCH else 'bm25s'}"
+            ratio = paired_ratio(round_times, name, peer)
+            line += (
+                f"   {ratio:5.2f}x {'bm25s batch' if peer == BM_BATCH else 'bm25s'}"
+                f" [{value / speed[peer]:.2f}x]"
+            )
             if name in targets:
                 line += f" (target >= {targets[name]}x)"
         print(line)
