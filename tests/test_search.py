@@ -334,6 +334,16 @@ def test_search_batch_equals_one_search_per_query(corpus_index: Index) -> None:
             ]
         with pytest.raises(QueryError, match="the query must be a str"):
             idx.search_batch(["alpha", 3], mode="keyword", group=None)  # type: ignore[list-item]
+        # rank_batch: rank() for each query, ids and scores only.
+        for mode in ("keyword", "vector", "hybrid"):
+            for kwargs in ({"k": 5}, {"k": 30, "min_score": 0.2}, {"group": "section"}):
+                got = idx.rank_batch(odd, mode=mode, **kwargs)  # type: ignore[arg-type]
+                want = [idx.rank(q, mode=mode, **kwargs) for q in odd]  # type: ignore[arg-type]
+                assert got == want, (mode, kwargs)
+        with pytest.raises(QueryError, match="a list of queries"):
+            idx.rank_batch("alpha")
+        with pytest.raises(QueryError, match="the query must be a str"):
+            idx.rank_batch(["alpha", 3], mode="keyword")  # type: ignore[list-item]
     with pytest.raises(QueryError, match="a list of queries"):
         corpus_index.search_batch("kubectl")
     with pytest.raises(QueryError, match="k must be a positive integer"):

@@ -710,6 +710,48 @@ class Index:
         )
         return self._live().rank(query, params)
 
+    def rank_batch(
+        self,
+        queries: Sequence[str],
+        *,
+        k: int = 10,
+        mode: str = "hybrid",
+        alpha: float | None = None,
+        min_score: float | None = None,
+        source: str | None = None,
+        heading: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        group: str | None = None,
+        mmr: float | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """:meth:`rank` for many queries with the same settings: one list of pairs per query.
+
+        What a ranking library's batch call returns (chunk ids and scores, no :class:`Hit`);
+        the settings are validated once for the whole batch.
+
+        Raises:
+            QueryError: As for :meth:`rank`, or ``queries`` is a single string.
+            QueryEmbeddingError: As for :meth:`rank`.
+
+        Example:
+            >>> idx.rank_batch(["cors", "cache"], k=1, mode="keyword")  # doctest: +SKIP
+            [[('tutorial/cors.md:cors:0', 7.31)], [('guide/cache.md:cache:0', 5.02)]]
+        """
+        if isinstance(queries, str):
+            raise QueryError("rank_batch takes a list of queries, not one string; use rank")
+        params = SearchParams.of(
+            k=k,
+            mode=mode,
+            alpha=alpha,
+            min_score=min_score,
+            source=source,
+            heading=heading,
+            metadata=metadata,
+            group=group,
+            mmr=mmr,
+        )
+        return self._live().rank_many(queries, params)
+
     def retrieve(self, request: RetrievalRequest) -> list[Match]:
         """Answer a :class:`~scidx.index.retrieval.RetrievalRequest`: ``Index`` is a ``Retriever``.
 

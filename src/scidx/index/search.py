@@ -150,35 +150,51 @@ class Searcher:
         return out
 
     def search_many(self, queries: Sequence[str], params: SearchParams) -> list[list[Hit]]:
-        """:meth:`search` for each of ``queries`` (the engine behind ``Index.search_batch``).
-
-        Raw chunks (no grouping or MMR) are selected under one numpy error state for the
-        whole batch rather than one per query.
-        """
+        """:meth:`search` for each of ``queries`` (the engine behind ``Index.search_batch``)."""
         if params.group is not None or params.mmr is not None:
             return [self.search(query, params) for query in queries]
         render = self.renderer.hits
         chars = params.snippet_chars
-        if params.mode == "keyword" and not params.filters.active:
-            # The common batch, with the per-query checks of _select done once.
+        return [
+            render(rows, scores, terms, chars)
+            for rows, scores, terms in self._many(queries, params)
+        ]
+
+    def rank_many(
+        self, queries: Sequence[str], params: SearchParams
+    ) -> list[list[tuple[str, float]]]:
+        """:meth:`rank` for each of ``queries`` (the engine behind ``Index.rank_batch``)."""
+        if params.group is not None or params.mmr is not None:
+            return [self.rank(query, params) for query in queries]
+        ids = self.chunk_ids
+        return [
+            list(zip(ids(rows), scores, strict=True))
+            for rows, scores, _ in self._many(queries, params)
+        ]
+
+    def _many(self, queries: Sequence[str], params: SearchParams) -> list[_Selection]:
+        """:meth:`select` for each of ``queries`` (raw chunks), under one numpy error state.
+
+        Raw keyword queries without filters (the common batch) skip the per-query checks of
+        :meth:`_select`, done once here, and go straight to the postings.
+        """
+        out: list[_Selection] = []
+        with np.errstate(all="ignore"):  # as in select()
+            if params.mode != "keyword" or params.filters.active:
+                return [self._select(query, params, None) for query in queries]
             n = self.corpus.n
             k = min(int(params.k), n)
             lookup = self.postings.postings
             vectorless = params.query_vector is None
-            out = []
-            with np.errstate(all="ignore"):  # as in select()
-                for query in queries:
-                    text = query.strip() if isinstance(query, str) and vectorless else ""
-                    terms = query_terms(text) if text else []
-                    if not terms:  # None, not a string, no terms, a query vector: as search()
-                        out.append(render(*self._select(query, params, None), chars))
-                        continue
-                    rows, scores = keyword_top_k(lookup(terms), n, k, params.min_score)
-                    out.append(render(rows, scores, terms, chars))
-            return out
-        with np.errstate(all="ignore"):  # as in select()
-            chosen = [self._select(query, params, None) for query in queries]
-        return [render(rows, scores, terms, chars) for rows, scores, terms in chosen]
+            for query in queries:
+                text = query.strip() if isinstance(query, str) and vectorless else ""
+                terms = query_terms(text) if text else []
+                if not terms:  # None, not a string, no terms, a query vector: as search()
+                    out.append(self._select(query, params, None))
+                    continue
+                rows, scores = keyword_top_k(lookup(terms), n, k, params.min_score)
+                out.append((rows, scores, terms))
+        return out
 
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:
         """Chunk ids and scores only, in result order (the engine behind ``Index.rank``)."""
