@@ -51,7 +51,8 @@ idx.rank("install kubectl", mode="keyword", k=3)
 unneeded = sorted(
     {"scidx.embed", "scidx.embed.hashing", "scidx.embed.registry", "json",
      "importlib.resources", "fnmatch", "concurrent.futures", "logging", "html",
-     "urllib.parse", "scidx.index.highlight", "scidx.index.offsets", "scidx.index.urls"}
+     "urllib.parse", "scidx.index.highlight", "scidx.index.offsets", "scidx.index.urls",
+     "threading"}
     & set(sys.modules)
 )
 assert not unneeded, unneeded

@@ -11,7 +11,7 @@ Runtime module: numpy and the stdlib only.
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -97,7 +97,7 @@ class FilterMasks:
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._masks: dict[tuple[object, ...], npt.NDArray[np.bool_]] = {}
         self._sources_checked = False
 

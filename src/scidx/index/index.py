@@ -21,7 +21,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -422,7 +422,7 @@ class Index:
         self._mm = mm
         self._buf: Any = buf
         self._header = header
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._ids: dict[str, int] | None = None
         self._fd = -1
         self._identity: tuple[int, int, int, int] = (0, 0, 0, 0)

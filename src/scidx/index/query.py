@@ -11,7 +11,7 @@ Runtime module: numpy and the stdlib only (providers are imported only when need
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +78,7 @@ class QueryEncoder:
         self.stamp = stamp
         self.dimensions = dimensions
         self._options = dict(embedder_options or {})
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._embedder: Any | None = None
         if query_embedder is not None:
             self._embedder = self._checked(query_embedder)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -303,8 +303,8 @@ def vectors_meta_of(arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
 
 _THREADED_ROWS = 65536
 _POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-_BLAS_LOCK = threading.Lock()
+_POOL_LOCK = allocate_lock()
+_BLAS_LOCK = allocate_lock()
 
 
 def _threads() -> int:
