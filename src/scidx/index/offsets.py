@@ -64,9 +64,9 @@ IS_FLAT = 2
 
 MAX_START = 1 << 23
 """Texts this long or longer get no offsets: a start fits 23 bits, an occurrence an int64."""
+_REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
 # A page whose rows claim more occurrences than this in all is treated as corrupt (an honest
 # page holds its rows' words; this bounds the work a forged `snippet.ptr` can cause).
-_REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
 _MAX_PAGE_OCCURRENCES = 1 << 22
 # Query terms a page looks up at once (a term's index + 1 is stored in a byte).
 _MAX_TERMS = 255
@@ -206,8 +206,9 @@ class SnippetOffsets:
             ends.append(total)
         if not good:
             return {}
-        # Signed: a start below 2^23 keeps the top bit clear (a forged one is caught below).
-        occ = np.frombuffer(b"".join(pieces), dtype="<i8")
+        # Native, as _bytes_of made them; signed: a start below 2^23 keeps the top bit clear
+        # (a forged one is caught below).
+        occ = np.frombuffer(b"".join(pieces), dtype=np.int64)
         table = np.zeros(65536, dtype=np.uint8)
         table[low] = range(1, len(low) + 1)  # term i is i + 1; 0: no query term
         slot = table[occ & 0xFFFF]
