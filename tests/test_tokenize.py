@@ -216,3 +216,17 @@ def test_embedding_text() -> None:
     assert embedding_text("", ["A", "B"], "body") == "A\nB\n\nbody"
     assert embedding_text("", [], "body") == "body"
     assert embedding_text("T", ["", "X"], "b") == "T\nX\n\nb"
+
+
+def test_term_spans_memo_keeps_no_giant_words() -> None:
+    """A hostile chunk's megabyte "word" is tokenized, not remembered."""
+    from scidx import tokenize as tok
+
+    giant = "x" * 100_000
+    assert tok.term_spans(f"read {giant} read") == [
+        (0, 4, ("read",)),
+        (5, 100_005, (giant,)),
+        (100_006, 100_010, ("read",)),
+    ]
+    assert giant not in tok._SPAN_CACHE and "read" in tok._SPAN_CACHE
+    assert tok.run_terms(giant) == (giant,)

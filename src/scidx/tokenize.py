@@ -416,6 +416,7 @@ _MULTI: set[str] = set()
 # term_spans' memo: a \w+ run as written -> the terms it makes (the packer reads every word of
 # every chunk, so each distinct word is normalised and looked up once).
 _SPAN_CACHE: dict[str, tuple[str, ...]] = {}
+_SPAN_CACHE_CHARS = 64
 
 
 def run_terms(word: str) -> tuple[str, ...]:
@@ -436,9 +437,10 @@ def _span_terms(word: str) -> tuple[str, ...]:
         if found:
             terms.extend(found.split(" "))
     made = tuple(terms)
-    if len(_SPAN_CACHE) >= _STEM_CACHE_MAX:
-        _SPAN_CACHE.clear()  # bounded, as _RUN_CACHE
-    _SPAN_CACHE[word] = made
+    if len(word) <= _SPAN_CACHE_CHARS:  # a giant "word" in a hostile text is not kept
+        if len(_SPAN_CACHE) >= _STEM_CACHE_MAX:
+            _SPAN_CACHE.clear()  # bounded, as _RUN_CACHE
+        _SPAN_CACHE[word] = made
     return made
 
 
