@@ -17,7 +17,7 @@ import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from scidx.tokenize import term_spans
+from scidx.tokenize import run_terms
 
 __all__ = [
     "CODE_END",
@@ -120,24 +120,10 @@ def _needles(terms: frozenset[str]) -> tuple[str, ...]:
     return found
 
 
-def _word_terms(word: str) -> tuple[str, ...]:
-    """Every term the tokenizer makes of ``word`` (memoised: snippets of one page share words)."""
-    found = _WORD_TERMS.get(word)
-    if found is None:
-        found = tuple(t for _a, _b, terms in term_spans(word) for t in terms)
-        if len(word) <= _CACHED_WORD_CHARS:
-            if len(_WORD_TERMS) >= _CACHE_SIZE:
-                _WORD_TERMS.clear()  # bounded; a dict op is atomic, so threads may share it
-            _WORD_TERMS[word] = found
-    return found
-
-
-# Memos shared by every snippet: query terms -> needles, word -> its terms. Bounded by count
-# (and word length), cleared when full: a hostile text cannot grow them without limit.
+# Memo shared by every snippet: query terms -> needles. Bounded by count, cleared when full: a
+# hostile text cannot grow it without limit (a word's terms are memoised by run_terms).
 _CACHE_SIZE = 65536
-_CACHED_WORD_CHARS = 64
 _NEEDLES: dict[frozenset[str], tuple[str, ...]] = {}
-_WORD_TERMS: dict[str, tuple[str, ...]] = {}
 
 
 def _matches(flat: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -175,7 +161,7 @@ def _matches(flat: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
         if word in verdicts:
             term = verdicts[word]
         else:
-            term = verdicts[word] = next((t for t in _word_terms(word) if t in wanted), None)
+            term = verdicts[word] = next((t for t in run_terms(word) if t in wanted), None)
         if term is not None:
             out.append((start, run.end(), term))
     return out
@@ -339,18 +325,13 @@ def _render_checked(
     start, end, cut = frame
     lead = "…" if cut and start > 0 else ""
     move = len(lead) - start
-    memo = _WORD_TERMS
     marks = []
     for a, b, k in matches:
         if b <= start:
             continue
         if a >= end:
             break  # ascending: the rest are after the frame
-        word = flat[a:b]
-        found = memo.get(word)
-        if found is None:
-            found = _word_terms(word)
-        if terms[k] not in found:
+        if terms[k] not in run_terms(flat[a:b]):
             return None
         marks.append((a + move if a > start else start + move, b + move if b < end else end + move))
     tail = "…" if cut and end < len(flat) else ""
@@ -363,11 +344,7 @@ def _render_checked(
 
 def _makes(flat: str, match: tuple[int, int, int], terms: Sequence[str]) -> bool:
     """Whether the word of ``match`` makes its query term (the tokenizer decides)."""
-    word = flat[match[0] : match[1]]
-    found = _WORD_TERMS.get(word)
-    if found is None:
-        found = _word_terms(word)
-    return terms[match[2]] in found
+    return terms[match[2]] in run_terms(flat[match[0] : match[1]])
 
 
 def _checked(
