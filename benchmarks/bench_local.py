@@ -116,7 +116,7 @@ def fused_run(
 
 
 def quality(args: argparse.Namespace, index_path: Path) -> None:
-    from scidx.build.pack import pack_records
+    from scidx.pack.packer import pack_records
 
     data = scifact(args)
     qids = [q for q in data.qrels if q in data.queries]
@@ -231,7 +231,7 @@ def memory(args: argparse.Namespace, index_path: Path) -> None:
 
 
 def pack(args: argparse.Namespace) -> None:
-    from scidx.build.pack import pack_docs
+    from scidx.pack.packer import pack_docs
 
     corpus = args.shared / "corpora" / "fastapi-docs-en"
     print(f"\npack_docs over {corpus} (2 cores shared with the rest of the machine):")
@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if "quality" in sections:
                 quality(args, index_path)
             else:
-                from scidx.build.pack import pack_records
+                from scidx.pack.packer import pack_records
 
                 data = scifact(args)
                 records = [{"id": d, "title": t, "text": x} for d, t, x in data.corpus]

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from scidx.build.cache import CachedEmbedder, EmbeddingCache
 from scidx.embed.openai import OpenAIEmbedder
+from scidx.pack.cache import CachedEmbedder, EmbeddingCache
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "fastapi-docs-en"
 
 def corpus_texts(corpus: Path) -> list[str]:
     """The embedding texts of every chunk of every Markdown file, in path order."""
-    from scidx.build.chunk import chunk_markdown
+    from scidx.pack.chunk import chunk_markdown
 
     try:
         from scidx.tokenize import embedding_text

@@ -27,9 +27,9 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from scidx.build.config import load_config
-from scidx.build.inputs import collect_inputs
-from scidx.build.pack import pack_docs
+from scidx.pack.config import load_config
+from scidx.pack.inputs import collect_inputs
+from scidx.pack.packer import pack_docs
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = HERE.parent.parent / "shared" / "corpora" / "kubernetes-website-en"

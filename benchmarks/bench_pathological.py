@@ -26,7 +26,7 @@ CASES = {
 
 _CHILD = """
 import json, resource, sys, time
-from scidx.build.chunk import chunk_markdown
+from scidx.pack.chunk import chunk_markdown
 doc = eval(sys.argv[1])
 start = time.perf_counter()
 chunks = chunk_markdown(doc, "p.md")

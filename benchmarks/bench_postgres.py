@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from pg_server import PgServer  # noqa: E402
-from scidx.build.pack import pack_records  # noqa: E402
 from scidx.embed.hashing import HashingEmbedder  # noqa: E402
 from scidx.index.index import Index, load_bytes  # noqa: E402
+from scidx.pack.packer import pack_records  # noqa: E402
 from scidx.postgres import PostgresRetriever, export_index  # noqa: E402
 
 

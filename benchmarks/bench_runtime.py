@@ -6,7 +6,7 @@ Usage (from the project root)::
 
 Builds a ~100k-chunk index by repeating the SciFact corpus ``--repeat`` times (each copy gets its
 own ids, so the index really holds 100k chunks) and a ~10k one (×2), with the default offline
-provider (hashing, 512 dimensions), through ``scidx.build.pack.pack_records``. Then reports:
+provider (hashing, 512 dimensions), through ``scidx.pack.packer.pack_records``. Then reports:
 
 * load time (``scidx.load`` + ``close``), median and p95 of many, for 10k vs 100k chunks;
 * vector search latency (``Index.search_vector``, k=10) next to a bare ``vectors @ q`` over the
@@ -65,7 +65,7 @@ def repeated_records(corpus: list[dict], times: int) -> list[dict]:
 
 
 def pack(records: list[dict], path: Path) -> float:
-    from scidx.build.pack import pack_records
+    from scidx.pack.packer import pack_records
 
     t0 = time.perf_counter()
     pack_records(records, path, use_cache=False)

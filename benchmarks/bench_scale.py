@@ -57,7 +57,7 @@ ENCODINGS = ("float32", "int8", "binary")
 PACK_SCRIPT = """
 import json, sys, time
 sys.path.insert(0, "src")
-from scidx.build.pack import pack_records
+from scidx.pack.packer import pack_records
 corpus_path, n, out, encoding, cache = sys.argv[1], int(sys.argv[2]), *sys.argv[3:6]
 docs = [json.loads(line) for line in open(corpus_path, encoding="utf-8")]
 def records():
@@ -96,7 +96,7 @@ RANDOM_PACK_SCRIPT = """
 import json, sys, time
 import numpy as np
 sys.path.insert(0, "src")
-from scidx.build.pack import pack_records
+from scidx.pack.packer import pack_records
 from scidx.embed.base import Embedder
 n, dims, out, encoding = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 
@@ -184,9 +184,9 @@ def load_times(path: Path, count: int = 200) -> float:
 
 def quality(shared: Path, tmp: Path) -> None:
     import scidx
-    from scidx.build.pack import pack_records
     from scidx.evaluation.beir import read_beir
     from scidx.evaluation.metrics import ndcg_at, recall_at
+    from scidx.pack.packer import pack_records
 
     data = read_beir(shared / "beir" / "scifact", split="train")
     corpus, queries, qrels = data.corpus, data.queries, data.qrels

@@ -5,7 +5,7 @@ Usage (from the project root)::
     .venv/bin/python benchmarks/bench_scifact.py [--shared ../shared] [--split train]
 
 Packs ``beir/scifact/corpus.jsonl`` (title + text per document) through the records API
-(``scidx.build.pack.pack_records``, offline hashing embedder), loads the index with ``scidx.load``
+(``scidx.pack.packer.pack_records``, offline hashing embedder), loads the index with ``scidx.load``
 and runs every query of the split. Prints nDCG@10, Recall@100 and MRR@10 per mode next to bm25s
 (PyStemmer English stemmer + English stop-words, k1=1.5, b=0.75, Lucene idf) measured in the
 same run, then single-thread keyword queries per second for both, with the ratios issue 12
@@ -74,7 +74,7 @@ def evaluate(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, 
 
 
 def build_scidx(corpus: Sequence[tuple[str, str, str]], out: Path) -> float:
-    from scidx.build.pack import pack_records
+    from scidx.pack.packer import pack_records
 
     records = [{"id": doc_id, "title": title, "text": text} for doc_id, title, text in corpus]
     t0 = time.perf_counter()

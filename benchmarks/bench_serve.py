@@ -69,9 +69,9 @@ def records(corpus: list[dict[str, Any]], times: int) -> list[dict[str, Any]]:
 
 
 def pack(recs: list[dict[str, Any]], path: Path) -> None:
-    from scidx.build.pack import pack_records
     from scidx.errors import ScidxError
     from scidx.index.index import load as load_index
+    from scidx.pack.packer import pack_records
 
     if path.exists():
         try:

@@ -53,7 +53,7 @@ def variants(index: Path) -> dict[str, str]:
 
 def pack_docs_index(out: Path) -> None:
     """Pack README.md and docs/*.md into ``out`` (hashing provider, no cache)."""
-    from scidx.build.pack import pack_records
+    from scidx.pack.packer import pack_records
 
     files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     records = [

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from scidx.build.pack import pack_records
 from scidx.index import search as search_module
 from scidx.index.index import load_bytes
+from scidx.pack.packer import pack_records
 
 WORDS = (
     "pod node service deploy config volume secret ingress network policy label selector "

@@ -56,8 +56,8 @@ def test_import_contracts_hold() -> None:
         ("index/_planted.py", "def f():\n    from scidx.cli import app\n", "Layers"),
         # A runtime module importing the build-time stack directly.
         ("embed/hashing_extra.py", "def f():\n    import rich\n", "Runtime"),
-        # The build layer importing the RAG layer above it.
-        ("build/_planted.py", "import scidx.rag.pipeline\n", "Layers"),
+        # The packer importing the RAG layer (its sibling) breaks the independence contract.
+        ("pack/_planted.py", "import scidx.rag.pipeline\n", "Layers"),
     ],
 )
 def test_a_planted_back_edge_is_caught(

@@ -1,4 +1,4 @@
-"""Tests for scidx.build.cache: keys, the SQLite store and the CachedEmbedder wrapper."""
+"""Tests for scidx.pack.cache: keys, the SQLite store and the CachedEmbedder wrapper."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scidx.build.cache import (
+from scidx.embed.base import Embedder, Vectors, l2_normalize
+from scidx.errors import ProviderError
+from scidx.pack.cache import (
     CACHE_FILENAME,
     CachedEmbedder,
     EmbeddingCache,
     cache_key,
     default_cache_dir,
 )
-from scidx.embed.base import Embedder, Vectors, l2_normalize
-from scidx.errors import ProviderError
 
 DIM = 8
 
@@ -162,7 +162,7 @@ def test_invalid_rows_are_misses_and_deleted(
                 (b"good".ljust(16), 2, good.tobytes()),
             ],
         )
-    with caplog.at_level(logging.WARNING, logger="scidx.build.cache"):
+    with caplog.at_level(logging.WARNING, logger="scidx.pack.cache"):
         got = cache.get_many([b"short".ljust(16), b"nan".ljust(16), b"zero-dim".ljust(16)])
     assert got == {}
     assert "3 invalid rows ignored" in caplog.text
@@ -174,7 +174,7 @@ def test_invalid_rows_are_misses_and_deleted(
 def test_uncreatable_dir_disables_cache(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with caplog.at_level(logging.WARNING, logger="scidx.build.cache"):
+    with caplog.at_level(logging.WARNING, logger="scidx.pack.cache"):
         cache = EmbeddingCache(blocker / "sub")
     assert not cache.enabled
     assert f"embedding cache disabled: cannot create {blocker / 'sub'}" in caplog.text
@@ -190,7 +190,7 @@ def test_corrupt_file_is_moved_aside(tmp_path: Path, caplog: pytest.LogCaptureFi
     folder = tmp_path / "c"
     folder.mkdir()
     (folder / CACHE_FILENAME).write_bytes(b"this is not sqlite" * 100)
-    with caplog.at_level(logging.WARNING, logger="scidx.build.cache"):
+    with caplog.at_level(logging.WARNING, logger="scidx.pack.cache"):
         cache = EmbeddingCache(folder)
     assert cache.enabled
     assert "is corrupt (file is not a database); moved it to" in caplog.text
@@ -213,7 +213,7 @@ def test_corrupt_pages_found_mid_run(tmp_path: Path, caplog: pytest.LogCaptureFi
     half = len(data) // 2
     data[half:] = b"\xa5" * (len(data) - half)
     path.write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="scidx.build.cache"):
+    with caplog.at_level(logging.WARNING, logger="scidx.pack.cache"):
         cache = EmbeddingCache(folder)
         got = cache.get_many(i.to_bytes(16, "little") for i in range(2000))
         cache.put_many([(b"x" * 16, np.ones(2))])
@@ -234,7 +234,7 @@ def test_busy_writer_skips_batch(tmp_path: Path, caplog: pytest.LogCaptureFixtur
         blocker = sqlite3.connect(cache.path, isolation_level=None)
         blocker.execute("BEGIN IMMEDIATE")
         try:
-            with caplog.at_level(logging.WARNING, logger="scidx.build.cache"):
+            with caplog.at_level(logging.WARNING, logger="scidx.pack.cache"):
                 assert cache.put_many([(b"k" * 16, np.ones(2))]) == 0
         finally:
             blocker.execute("ROLLBACK")
@@ -423,7 +423,7 @@ WRITER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     import numpy as np
-    from scidx.build.cache import EmbeddingCache
+    from scidx.pack.cache import EmbeddingCache
 
     folder, start, stop, batch, pause = sys.argv[1], *map(int, sys.argv[2:5]), float(sys.argv[5])
     with EmbeddingCache(Path(folder)) as cache:

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from chat_server import ChatServer, Reply
-from scidx.build.pack import pack_records
 from scidx.index.index import Index, load_bytes
+from scidx.pack.packer import pack_records
 from scidx.rag.chat import (
     ChatError,
     ChatMissingKeyError,

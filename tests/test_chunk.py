@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from syrupy.assertion import SnapshotAssertion
 
-from scidx.build.chunk import (
+from scidx.errors import ConfigError
+from scidx.pack.chunk import (
     CHUNKER_VERSION,
     Chunk,
     Metadata,
@@ -21,7 +22,6 @@ from scidx.build.chunk import (
     normalize_source,
     parse_front_matter,
 )
-from scidx.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
 

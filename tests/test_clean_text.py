@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from scidx.build.chunk import CODE_END, CODE_START, chunk_markdown, plain_text
-from scidx.build.llms_txt import build_llms_txt, write_llms_txt
-from scidx.build.pack import pack_docs, pack_records
+from scidx.export.llms_txt import build_llms_txt, write_llms_txt
 from scidx.index.format import read_header, read_string_table
+from scidx.pack.chunk import CODE_END, CODE_START, chunk_markdown, plain_text
+from scidx.pack.packer import pack_docs, pack_records
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,7 @@ import pytest
 
 from chat_server import ChatServer, Reply
 from scidx import cli
-from scidx.build.pack import pack_docs
+from scidx.pack.packer import pack_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-cli-test-0123456789abcdefghij"

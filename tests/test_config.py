@@ -1,4 +1,4 @@
-"""Tests for scidx.build.config: loading, validation messages, globbing and input collection."""
+"""Tests for scidx.pack.config: loading, validation messages, globbing and input collection."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from scidx.build.config import Config, config_from_dict, load_config
-from scidx.build.inputs import InputFile, collect_inputs
 from scidx.errors import ConfigError, InputError
+from scidx.pack.config import Config, config_from_dict, load_config
+from scidx.pack.inputs import InputFile, collect_inputs
 
 BASE: dict[str, Any] = {"include": ["docs/**/*.md"], "output": "docs.scidx"}
 
@@ -767,8 +767,8 @@ def test_example_config_loads_and_copies(tmp_path: Path) -> None:
 
 
 def test_openai_dimensions_default_to_the_models_native_length(tmp_path: Path) -> None:
-    from scidx.build.config import OPENAI_NATIVE_DIMENSIONS
     from scidx.embed.openai import MODELS
+    from scidx.pack.config import OPENAI_NATIVE_DIMENSIONS
 
     assert OPENAI_NATIVE_DIMENSIONS == {m: info.native_dimensions for m, info in MODELS.items()}
     base = {"include": ["*.md"], "output": "x.scidx", "embeddingProvider": "openai"}

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from scidx.build.pack import pack_docs
 from scidx.errors import ConfigError, InputError
 from scidx.evaluation.metrics import (
     QUALITY_EXIT_CODE,
@@ -25,6 +24,7 @@ from scidx.evaluation.metrics import (
     recall_at,
     run_eval,
 )
+from scidx.pack.packer import pack_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "docs" / "eval" / "kelpie.json"

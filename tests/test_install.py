@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from scidx.build.pack import pack_records
+from scidx.pack.packer import pack_records
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = {"numpy", "msgpack", "xxhash"}
@@ -153,7 +153,7 @@ def test_the_setuptools_plugin_is_light_without_a_scidx_table(tmp_path: Path) ->
         "new = set(sys.modules) - before\n"
         "print(sorted(m for m in new if m.split('.')[0] in\n"
         "      {'numpy', 'msgpack', 'xxhash', 'openai', 'typer', 'rich', 'markdown_it'}\n"
-        "      or m.startswith(('scidx.build', 'scidx.index', 'scidx.embed'))))\n"
+        "      or m.startswith(('scidx.pack', 'scidx.index', 'scidx.embed'))))\n"
     )
     proc = _run([sys.executable, "-c", script], tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scidx.build.arrays import build_offset_arrays, offsets_block
 from scidx.embed.hashing import HashingEmbedder, embedding_text
 from scidx.errors import (
     BadMagicError,
@@ -34,6 +33,7 @@ from scidx.errors import (
 )
 from scidx.index import bm25, format, offsets
 from scidx.index.index import Index, load, load_bytes, load_resource
+from scidx.pack.arrays import build_offset_arrays, offsets_block
 
 BUILT = "2026-01-01T00:00:00Z"
 

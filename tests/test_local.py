@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from onnx_models import constant_model, nan_model
-from scidx.build.pack import pack_docs, pack_records
 from scidx.cli import main
 from scidx.embed.base import DEFAULT_FUSION
 from scidx.embed.local import FUSION, LocalEmbedder, model_identity, read_model_files
 from scidx.errors import ConfigError, ProviderError, QueryEmbeddingError
 from scidx.index.index import load
+from scidx.pack.packer import pack_docs, pack_records
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_FILES = (
@@ -224,7 +224,7 @@ def test_warm_repack_never_starts_the_model(minilm: Path, tmp_path: Path) -> Non
     cfg = make_project(tmp_path, minilm)
     pack_docs(cfg)
     code = (
-        "import sys; from scidx.build.pack import pack_docs; "
+        "import sys; from scidx.pack.packer import pack_docs; "
         f"r = pack_docs({str(cfg)!r}, force=True); "
         "assert r.embedded == 0, r; assert 'onnxruntime' not in sys.modules, 'model loaded'"
     )

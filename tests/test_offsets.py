@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scidx.build.arrays import build_offset_arrays, offsets_block
-from scidx.build.chunk import CODE_END, CODE_START
-from scidx.build.pack import pack_records
 from scidx.errors import CorruptIndexError, ScidxError
 from scidx.index import format, highlight, offsets
 from scidx.index.highlight import Snippet, build_snippet, flatten
 from scidx.index.index import Index, load, load_bytes
+from scidx.pack.arrays import build_offset_arrays, offsets_block
+from scidx.pack.chunk import CODE_END, CODE_START
+from scidx.pack.packer import pack_records
 from scidx.tokenize import term_spans, tokenize
 
 
@@ -341,9 +341,9 @@ def test_exact_snippet_helper_agrees_with_build_snippet_on_prefix_stems() -> Non
 def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
     """``snippetOffsets: false`` (config) / ``snippet_offsets=False``: a smaller file, and the
     snippets scan (the same result wherever the scan finds the words)."""
-    from scidx.build.config import config_from_dict
-    from scidx.build.pack import pack_docs
     from scidx.errors import ConfigError
+    from scidx.pack.config import config_from_dict
+    from scidx.pack.packer import pack_docs
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\n## Reading\n\n" + TEXTS[0], encoding="utf-8")

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 
 from openai_server import Behaviour, FakeOpenAIServer, fake_vector
-from scidx.build.cache import CachedEmbedder, EmbeddingCache
 from scidx.embed.openai import (
     OpenAIEmbedder,
     estimate_tokens,
@@ -30,6 +29,7 @@ from scidx.embed.openai import (
     query_embedder_from_stamp,
 )
 from scidx.errors import ConfigError, MissingAPIKeyError, ProviderError
+from scidx.pack.cache import CachedEmbedder, EmbeddingCache
 
 # Distinctive, so a leak anywhere is unambiguous.
 FAKE_KEY = "sk-scidxLEAKCANARY-7Hq2ZpW9xK4mN8vB"
@@ -627,8 +627,8 @@ def test_close_and_reopen(server: FakeOpenAIServer, key: str) -> None:
 def test_pack_and_search_an_openai_index(
     server: FakeOpenAIServer, key: str, tmp_path: Path
 ) -> None:
-    from scidx.build.pack import pack_records
     from scidx.index.index import load
+    from scidx.pack.packer import pack_records
 
     records = [
         {"id": f"doc{i}", "title": f"Page {i}", "text": f"about widgets number {i}"}

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-import scidx.build.fileio as fileio_mod
-import scidx.build.pack as pack_mod
-from scidx.build.incremental import sidecar_path
-from scidx.build.pack import pack_docs, pack_records
-from scidx.build.records import Record
+import scidx.pack.fileio as fileio_mod
+import scidx.pack.packer as pack_mod
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ChunkError, ConfigError, CorruptIndexError, InputError, OutputError
 from scidx.index.format import read_header
+from scidx.pack.incremental import sidecar_path
+from scidx.pack.packer import pack_docs, pack_records
+from scidx.pack.records import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,7 +142,7 @@ def test_pack_identical_under_other_hashseed_tz_locale(tmp_path: Path) -> None:
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
     }
-    code = f"import scidx.build.pack as p; p.pack_docs({str(cfg)!r}, force=True, use_cache=False)"
+    code = f"import scidx.pack.packer as p; p.pack_docs({str(cfg)!r}, force=True, use_cache=False)"
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert (tmp_path / "out" / "docs.scidx").read_bytes() == first
 
@@ -405,7 +405,7 @@ def test_killed_pack_leaves_previous_index(tmp_path: Path) -> None:
         import time, sys
         import numpy as np
         from scidx.embed.base import Embedder, l2_normalize
-        from scidx.build.pack import pack_records
+        from scidx.pack.packer import pack_records
 
         class Slow(Embedder):
             provider_id = "slow"; model_id = "slow-1"; dimensions = 16; batch_size = 1
@@ -530,7 +530,7 @@ def test_records_with_worker_processes_give_identical_bytes() -> None:
 
 
 def _slow_bm25_job(*args: object) -> object:
-    from scidx.build.arrays import bm25_job
+    from scidx.pack.arrays import bm25_job
 
     time.sleep(0.1)  # workers still tokenising when the embedding is done
     return bm25_job(*args)  # type: ignore[arg-type]
@@ -545,7 +545,7 @@ def test_bm25_blocks_still_running_in_workers_are_waited_for(
 ) -> None:
     """Regression: the workers' term blocks were read after the pool closed, which cancelled
     the jobs still running (a loaded machine): CancelledError instead of an index."""
-    import scidx.build.workers as workers_mod
+    import scidx.pack.workers as workers_mod
 
     monkeypatch.setattr(workers_mod, "bm25_job", _slow_bm25_job)
     monkeypatch.setattr(workers_mod, "BM25_BLOCK", 200)  # 45 jobs of 0.1 s on 2 workers
@@ -636,7 +636,7 @@ def test_workers_exit_when_the_packer_is_killed(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys
-        from scidx.build.pack import pack_records
+        from scidx.pack.packer import pack_records
 
         recs = [{{"id": str(i), "text": "word " * 400 + str(i)}} for i in range(60000)]
         print("start", flush=True)
@@ -678,10 +678,10 @@ def test_front_matter_change_shows_in_the_change_report(tmp_path: Path) -> None:
 def test_index_from_an_older_tokenizer_is_refused_then_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import scidx.build.cache as cache_mod
-    import scidx.build.incremental as incremental_mod
     import scidx.index.bm25 as bm25_mod
     import scidx.index.index as index_mod
+    import scidx.pack.cache as cache_mod
+    import scidx.pack.incremental as incremental_mod
     from scidx.errors import UnsupportedFormatVersionError
     from scidx.index.index import load
     from scidx.tokenize import TOKENIZER_VERSION

@@ -210,7 +210,7 @@ def test_truncation_warning_names_the_chunk(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from scidx.build.pack import pack_docs
+    from scidx.pack.packer import pack_docs
 
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     huge = "word " * 30_000  # ~150 KB: over text-embedding-3-small's 8191-token input limit

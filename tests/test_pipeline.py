@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from scidx.build.pack import pack_records
 from scidx.errors import ConfigError, OutputError, QueryError
 from scidx.index.index import Index, load_bytes
+from scidx.pack.packer import pack_records
 from scidx.rag.pipeline import (
     RRF_K,
     STAGE_CONTEXT,

@@ -20,12 +20,12 @@ import pytest
 
 from pg_server import PASSWORD, PASSWORD_ROLE, PgServer
 from scidx import cli
-from scidx.build.pack import pack_docs, pack_records
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import DatabaseError
 from scidx.evaluation.metrics import mean_metrics
 from scidx.index.index import Index, load_bytes
 from scidx.index.retrieval import IndexRetriever, RetrievalRequest
+from scidx.pack.packer import pack_docs, pack_records
 from scidx.postgres import PostgresRetriever, export_index
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -388,8 +388,8 @@ def test_6_a_character_device_output_is_never_replaced(
 
 
 def test_6_pack_records_refuses_a_special_output(tmp_path: Path) -> None:
-    from scidx.build.pack import pack_records
     from scidx.errors import OutputError
+    from scidx.pack.packer import pack_records
 
     os.mkfifo(tmp_path / "p")
     with pytest.raises(OutputError, match="is a FIFO"):
@@ -549,7 +549,7 @@ def _old_glob_regex(glob: str) -> Any:
 def test_10_glob_matcher_agrees_with_the_regex_translation() -> None:
     import random
 
-    from scidx.build.globs import compile_glob
+    from scidx.pack.globs import compile_glob
 
     rnd = random.Random(10)
     atoms = ["a", "b", "*", "**", "?", "[ab]", "[!a]", "[a-c]", ".md", "/", "x"]
@@ -570,7 +570,7 @@ def test_10_glob_matcher_agrees_with_the_regex_translation() -> None:
 
 def test_10_a_backtracking_glob_is_linear() -> None:
     code = (
-        "from scidx.build.globs import compile_glob\n"
+        "from scidx.pack.globs import compile_glob\n"
         "g = compile_glob('docs/*a*a*a*a*a*a*a*ab.md')\n"
         "assert not any(g.fullmatch('docs/' + 'a' * n + '.md') for n in range(150, 250))\n"
     )
@@ -579,10 +579,10 @@ def test_10_a_backtracking_glob_is_linear() -> None:
 
 
 def test_10_front_matter_key_regex_is_linear() -> None:
-    from scidx.build.chunk import parse_front_matter
+    from scidx.pack.chunk import parse_front_matter
 
     code = (
-        "from scidx.build.chunk import parse_front_matter\n"
+        "from scidx.pack.chunk import parse_front_matter\n"
         "for tail in ('b', 'b: c', ':x'):\n"
         "    parse_front_matter('---\\na' + ' ' * 200_000 + tail + '\\ntitle: T\\n---\\nbody')\n"
     )
@@ -594,9 +594,9 @@ def test_10_front_matter_key_regex_is_linear() -> None:
 
 def test_14_the_writer_verifies_its_own_output(tmp_path: Path, monkeypatch: Any) -> None:
     """A corrupt write (here: a flipped byte after the fsync) never replaces the old index."""
-    from scidx.build import fileio
-    from scidx.build.pack import pack_records
     from scidx.errors import OutputError
+    from scidx.pack import fileio
+    from scidx.pack.packer import pack_records
 
     out = tmp_path / "docs.scidx"
     pack_records([{"id": "a", "text": "first version"}], out, dimensions=8)
@@ -613,7 +613,7 @@ def test_14_the_writer_verifies_its_own_output(tmp_path: Path, monkeypatch: Any)
 
         return real(path, write, check=corrupting_check)
 
-    monkeypatch.setattr("scidx.build.pack.atomic_write", damaging)
+    monkeypatch.setattr("scidx.pack.packer.atomic_write", damaging)
     with pytest.raises(OutputError, match="failed its own verification"):
         pack_records([{"id": "a", "text": "second version"}], out, dimensions=8)
     assert out.read_bytes() == before
@@ -670,7 +670,7 @@ def test_7_a_committed_index_with_swapped_vectors_is_stale_and_rebuilt(
 
 
 def test_11_a_huge_paragraph_is_split_on_sentences_then_hard_limits() -> None:
-    from scidx.build.chunk import HARD_LIMIT_FACTOR, chunk_markdown, normalize_source
+    from scidx.pack.chunk import HARD_LIMIT_FACTOR, chunk_markdown, normalize_source
 
     sentences = " ".join(f"Sentence number {i} is here." for i in range(20_000))
     one_word = "x" * 9000  # no space at all: hard cuts
@@ -690,7 +690,7 @@ def test_11_a_huge_paragraph_is_split_on_sentences_then_hard_limits() -> None:
 
 
 def test_11_a_block_under_the_hard_limit_stays_whole() -> None:
-    from scidx.build.chunk import chunk_markdown
+    from scidx.pack.chunk import chunk_markdown
 
     fence = "```\n" + "\n".join(f"line {i:03d} " + "x" * 40 for i in range(30)) + "\n```"
     chunks = chunk_markdown(f"## S\n\nBefore.\n\n{fence}\n", "c.md", max_chunk_chars=500)
@@ -753,7 +753,7 @@ def test_9_the_term_memo_is_bounded_and_per_call_work_is_flat() -> None:
 def test_14_an_input_over_the_size_limit_is_an_input_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
 ) -> None:
-    from scidx.build import sources
+    from scidx.pack import sources
 
     monkeypatch.setattr(sources, "MAX_INPUT_BYTES", 1000)  # 16 MiB in production
     cfg = _project(tmp_path)

@@ -484,9 +484,9 @@ def test_url_parts(source: str, path: str, page: str) -> None:
 
 def test_url_template_from_the_file_is_never_str_format() -> None:
     """A forged index cannot use format specs or attribute access in its urlTemplate."""
-    from scidx.build.pack import pack_records
     from scidx.errors import ConfigError, CorruptIndexError
     from scidx.index.urls import URL_PLACEHOLDERS, parse_url_template
+    from scidx.pack.packer import pack_records
 
     assert URL_PLACEHOLDERS == ("source", "path", "page", "anchor")  # config uses the same module
     for bad in ("{source.__class__}", "{page:>999999999}", "{path!r}", "{nope}", "{"):

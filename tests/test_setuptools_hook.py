@@ -24,8 +24,8 @@ import pytest
 from setuptools.dist import Distribution
 
 from scidx import setuptools_hook
-from scidx.build.config import config_from_dict
-from scidx.build.pack import pack_docs
+from scidx.pack.config import config_from_dict
+from scidx.pack.packer import pack_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "examples" / "packaged-docs"

@@ -12,7 +12,7 @@ from markdown.extensions.toc import slugify as toc_slugify
 from markdown.extensions.toc import unique as toc_unique
 from markdown_it import MarkdownIt
 
-from scidx.build.slug import (
+from scidx.pack.slug import (
     GithubSlugger,
     MkdocsSlugger,
     github_slugify,

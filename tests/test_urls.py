@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from scidx.build.chunk import chunk_markdown
-from scidx.build.config import config_from_dict
 from scidx.errors import ConfigError
 from scidx.index.urls import render_url, url_parts
+from scidx.pack.chunk import chunk_markdown
+from scidx.pack.config import config_from_dict
 
 
 def _urls(

@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 
 import scidx
-from scidx.build.config import config_from_dict
-from scidx.build.pack import pack_docs, pack_records
 from scidx.errors import (
     ConfigError,
     CorruptIndexError,
@@ -28,6 +26,8 @@ from scidx.index.vectors import (
     quantize_int8,
     sign_bits,
 )
+from scidx.pack.config import config_from_dict
+from scidx.pack.packer import pack_docs, pack_records
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_DOCS = ROOT / "fixtures" / "docs"

@@ -27,9 +27,9 @@ from starlette.routing import Mount, Route  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 import scidx.cli.run  # noqa: E402,F401 (registers the commands on the app)
-from scidx.build.pack import pack_records  # noqa: E402
 from scidx.cli.app import app as cli_app  # noqa: E402
 from scidx.index.index import load  # noqa: E402
+from scidx.pack.packer import pack_records  # noqa: E402
 from scidx.web import IndexSet, ServedIndex, WebSettings, create_app, store_name  # noqa: E402
 from web_server import OTHER, RECORDS, URL_TEMPLATE, UvicornThread, assert_error  # noqa: E402
 

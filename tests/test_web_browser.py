@@ -25,7 +25,7 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import HTMLResponse  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
 
-from scidx.build.pack import pack_docs  # noqa: E402
+from scidx.pack.packer import pack_docs  # noqa: E402
 from scidx.web import WebSettings, create_app  # noqa: E402
 from web_server import UvicornThread  # noqa: E402
 

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("starlette", reason="toolup-rag serve needs the serve extra")
 pytest.importorskip("uvicorn", reason="toolup-rag serve needs the serve extra")
 
-from scidx.build.pack import pack_records  # noqa: E402
+from scidx.pack.packer import pack_records  # noqa: E402
 from web_server import OTHER, RECORDS, URL_TEMPLATE  # noqa: E402
 
 

@@ -35,12 +35,12 @@ from scidx.errors import (
 )
 
 if TYPE_CHECKING:
-    from scidx.build.chunk import Chunk, chunk_markdown
-    from scidx.build.pack import PackResult, pack_docs, pack_records
-    from scidx.build.records import Record
     from scidx.embed.base import Embedder
     from scidx.index.hits import Hit
     from scidx.index.index import Index, load, load_bytes, load_resource
+    from scidx.pack.chunk import Chunk, chunk_markdown
+    from scidx.pack.packer import PackResult, pack_docs, pack_records
+    from scidx.pack.records import Record
 
 __all__ = [
     "BadMagicError",
@@ -77,12 +77,12 @@ __all__ = [
 # Every name that needs numpy or the build stack is imported on first use, so `import scidx`
 # (and the setuptools plugin, which every build in the environment loads) costs almost nothing.
 _LAZY = {
-    "Chunk": "scidx.build.chunk",
-    "chunk_markdown": "scidx.build.chunk",
-    "PackResult": "scidx.build.pack",
-    "pack_docs": "scidx.build.pack",
-    "Record": "scidx.build.records",
-    "pack_records": "scidx.build.pack",
+    "Chunk": "scidx.pack.chunk",
+    "chunk_markdown": "scidx.pack.chunk",
+    "PackResult": "scidx.pack.packer",
+    "pack_docs": "scidx.pack.packer",
+    "Record": "scidx.pack.records",
+    "pack_records": "scidx.pack.packer",
     "Embedder": "scidx.embed.base",
     "Hit": "scidx.index.hits",
     "Index": "scidx.index.index",

@@ -59,7 +59,7 @@ from scidx.errors import ScidxError
 if TYPE_CHECKING:
     from setuptools.dist import Distribution  # type: ignore[import-untyped,unused-ignore]
 
-    from scidx.build.config import Config
+    from scidx.pack.config import Config
 
 __all__ = ["COMMAND", "BuildScidx", "finalize_distribution_options"]
 
@@ -150,7 +150,7 @@ def _read_settings(root: Path, packages: list[str] | None) -> _Settings:
     if not isinstance(table, dict):
         raise _fail(f'{where} must be a table like: package-path = "mypkg/docs.scidx"')
 
-    from scidx.build.config import KNOWN_KEYS, config_from_dict, load_config
+    from scidx.pack.config import KNOWN_KEYS, config_from_dict, load_config
 
     corpus_keys = [k for k in KNOWN_KEYS if k not in ("$schema", "output")]
     for key in table:
@@ -293,7 +293,7 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
             SetupError: The inputs cannot be collected, or one lies outside the project folder
                 (an sdist cannot carry it).
         """
-        from scidx.build.inputs import collect_inputs
+        from scidx.pack.inputs import collect_inputs
 
         s = self.settings()
         try:
@@ -317,8 +317,8 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
         Raises:
             SetupError: The pack failed; the message is scidx's (what, where, how to fix).
         """
-        from scidx.build.fileio import atomic_write
-        from scidx.build.pack import pack_docs
+        from scidx.pack.fileio import atomic_write
+        from scidx.pack.packer import pack_docs
 
         s = self.settings()
         if self.editable_mode:
@@ -352,7 +352,7 @@ def _remove_leftovers(target: Path) -> None:
     folder = target.parent
     if not folder.is_dir():
         return
-    temp_prefix = f".{target.name}.tmp."  # scidx.build.pack.atomic_write's temp names
+    temp_prefix = f".{target.name}.tmp."  # scidx.pack.packer.atomic_write's temp names
     for entry in folder.iterdir():
         if entry.name == target.name + _SIDECAR_SUFFIX or entry.name.startswith(temp_prefix):
             try:

@@ -122,7 +122,7 @@ _DOCS = [
 @lru_cache(maxsize=1)
 def seeds() -> tuple[bytes, ...]:
     """Valid seed indexes, packed in memory by the real packer (hashing, 16 dims, 3 encodings)."""
-    from scidx.build.pack import pack_records
+    from scidx.pack.packer import pack_records
 
     records = [
         {

@@ -35,7 +35,7 @@ def llms_txt_command(
 
     The format is llmstxt.org's; both files are deterministic and made from the index alone.
     """
-    from scidx.build.llms_txt import write_llms_txt
+    from scidx.export.llms_txt import write_llms_txt
 
     try:
         short, full = write_llms_txt(

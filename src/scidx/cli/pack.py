@@ -15,7 +15,7 @@ from scidx.cli.output import PlainProgress, RichProgress, echo, human_bytes
 from scidx.errors import ConfigError, ScidxError
 
 if TYPE_CHECKING:
-    from scidx.build.incremental import ChangeReport
+    from scidx.pack.incremental import ChangeReport
 
 __all__ = ["pack_docs_command"]
 
@@ -59,7 +59,7 @@ def pack_docs_command(
     Exit codes: 0 written or up to date, 1 config/input invalid, 2 embedding provider
     failed, 3 output could not be written, 6 stale (with --check).
     """
-    from scidx.build.pack import pack_docs
+    from scidx.pack.packer import pack_docs
 
     if check and dry_run:
         fail(ConfigError("use either --check or --dry-run, not both"))

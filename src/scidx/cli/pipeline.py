@@ -433,7 +433,7 @@ def eval_command(
             else None
         )
         if out is not None:
-            from scidx.build.fileio import atomic_write
+            from scidx.pack.fileio import atomic_write
 
             data = (json.dumps(report, indent=1, sort_keys=True) + "\n").encode()
             atomic_write(out, lambda fh: fh.write(data))

@@ -3,7 +3,7 @@
 A BEIR folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
 (``_id``, ``text``) and ``qrels/<split>.tsv`` (``query-id``, ``corpus-id``, ``score``; a header
 row, CRLF or LF line endings). :func:`run_bench` packs the corpus through
-:func:`scidx.build.pack.pack_records` (title + text per document, in memory), runs each judged
+:func:`scidx.pack.packer.pack_records` (title + text per document, in memory), runs each judged
 query of the split and reports nDCG@10, Recall@100 and MRR@10 with the definitions of
 :mod:`scidx.evaluation.metrics` (trec_eval / pytrec_eval semantics), plus ingest time, per-query
 latency percentiles and wall time. Differences from BEIR's own ``EvaluateRetrieval``: documents
@@ -339,7 +339,7 @@ def run_bench(
             raise ConfigError(f"mmr must be a number in [0, 1], got {lam!r}")
     if backend is not None and any(lam is not None for lam in mmr):
         raise ConfigError("--mmr ranks with the packed index's vectors; drop --postgres for it")
-    from scidx.build.pack import pack_records  # build-time module
+    from scidx.pack.packer import pack_records  # build-time module
 
     report = progress or (lambda stage, done, total: None)
     embedder = _make_embedder(provider, model, dimensions)

@@ -342,7 +342,7 @@ def _open_fixture_index(fixture: EvalFixture, index: str | Path | Index | None) 
     if index is not None:
         return load(index)
     if fixture.chunks is not None:
-        from scidx.build.pack import pack_records  # build-time module: only for inline fixtures
+        from scidx.pack.packer import pack_records  # build-time module: only for inline fixtures
 
         result = pack_records(_records(fixture), None, use_cache=False)
         assert result.data is not None  # an in-memory pack always has data

@@ -24,7 +24,7 @@ two terms can share one, so the reader checks every word it shows with the token
 memoised lookup), which also makes a forged offset harmless: it can only mark a real word of
 the real text.
 
-The packer's side (:func:`scidx.build.arrays.offsets_block`) writes them. Runtime module:
+The packer's side (:func:`scidx.pack.arrays.offsets_block`) writes them. Runtime module:
 numpy, xxhash and scidx runtime modules only.
 """
 

@@ -285,7 +285,7 @@ def _hash_all(
     heads: list[str] | None, bodies: list[str]
 ) -> tuple[list[npt.NDArray[np.uint64]], list[npt.NDArray[np.uint64]]]:
     """:func:`hash_fields` over all rows, in the packer's worker processes for large exports."""
-    from scidx.build.workers import Pool
+    from scidx.pack.workers import Pool
 
     pool = Pool.start(None, sum(len(b) for b in bodies))
     jobs = [

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scidx.build.chunk import CODE_END, CODE_START, Chunk
 from scidx.errors import ChunkError
+from scidx.pack.chunk import CODE_END, CODE_START, Chunk
 
 __all__ = ["Record", "validate_records"]
 
@@ -18,7 +18,7 @@ class Record:
 
     Only ``id`` and ``text`` are required. A record without ``source`` is its own source
     (``source = id``), so its title is kept per record. ``plain`` is the clean text that BM25,
-    the embedder and snippets read (:func:`scidx.build.chunk.plain_text` of Markdown); ``None``
+    the embedder and snippets read (:func:`scidx.pack.chunk.plain_text` of Markdown); ``None``
     means ``text`` is already plain.
     """
 

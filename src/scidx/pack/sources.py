@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scidx.build.inputs import InputFile
-from scidx.build.progress import Progress
 from scidx.errors import InputError
+from scidx.pack.inputs import InputFile
+from scidx.pack.progress import Progress
 
 __all__ = ["MAX_INPUT_BYTES", "decode_source", "read_inputs"]
 

@@ -58,8 +58,8 @@ from typing import Literal, NamedTuple
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from scidx.build.slug import GithubSlugger, MkdocsSlugger, make_slugger
 from scidx.errors import ConfigError
+from scidx.pack.slug import GithubSlugger, MkdocsSlugger, make_slugger
 
 __all__ = [
     "CHUNKER_VERSION",

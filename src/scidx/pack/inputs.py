@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from scidx.build.config import CONFIG_FILENAME, Config, show_value
-from scidx.build.globs import Glob, compile_glob
 from scidx.errors import ConfigError, InputError
 from scidx.index.format import MAGIC
+from scidx.pack.config import CONFIG_FILENAME, Config, show_value
+from scidx.pack.globs import Glob, compile_glob
 
 __all__ = ["InputFile", "collect_inputs"]
 

@@ -25,24 +25,30 @@ from typing import Any, BinaryIO, cast
 
 import xxhash
 
-from scidx.build.arrays import (
+from scidx.embed.base import Embedder
+from scidx.embed.hashing import HashingEmbedder
+from scidx.errors import ConfigError, IndexFormatError, OutputError
+from scidx.index.format import write_index
+from scidx.index.urls import parse_url_template, source_root_problem, url_template_problem
+from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
+from scidx.pack.arrays import (
     GENERATOR,
     PACKER_VERSION,
     build_bm25,
     encode_records,
     release_freed_memory,
 )
-from scidx.build.chunk import CHUNKER_VERSION
-from scidx.build.config import Config, load_config, show_value
-from scidx.build.embedding import embed_records, make_embedder
-from scidx.build.fileio import (
+from scidx.pack.chunk import CHUNKER_VERSION
+from scidx.pack.config import Config, load_config, show_value
+from scidx.pack.embedding import embed_records, make_embedder
+from scidx.pack.fileio import (
     HashingWriter,
     atomic_write,
     check_output_target,
     file_bytes,
     file_hash,
 )
-from scidx.build.incremental import (
+from scidx.pack.incremental import (
     SIDECAR_VERSION,
     ChangeReport,
     DryRunPlan,
@@ -54,17 +60,11 @@ from scidx.build.incremental import (
     read_sidecar,
     sidecar_path,
 )
-from scidx.build.inputs import InputFile, collect_inputs
-from scidx.build.progress import Progress, noop_progress
-from scidx.build.records import Record, validate_records
-from scidx.build.sources import read_inputs
-from scidx.build.workers import Pool, chunk_all
-from scidx.embed.base import Embedder
-from scidx.embed.hashing import HashingEmbedder
-from scidx.errors import ConfigError, IndexFormatError, OutputError
-from scidx.index.format import write_index
-from scidx.index.urls import parse_url_template, source_root_problem, url_template_problem
-from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
+from scidx.pack.inputs import InputFile, collect_inputs
+from scidx.pack.progress import Progress, noop_progress
+from scidx.pack.records import Record, validate_records
+from scidx.pack.sources import read_inputs
+from scidx.pack.workers import Pool, chunk_all
 
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
 

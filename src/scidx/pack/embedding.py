@@ -7,16 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from scidx.build.arrays import record_texts, release_freed_memory
-from scidx.build.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
-from scidx.build.config import Config
-from scidx.build.progress import Progress
-from scidx.build.records import Record
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.embed.registry import provider_names, resolve_provider
 from scidx.errors import ConfigError, EmbeddingError, ProviderError, ScidxError
 from scidx.index.vectors import DEFAULT_ENCODING, VectorEncoder
+from scidx.pack.arrays import record_texts, release_freed_memory
+from scidx.pack.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
+from scidx.pack.config import Config
+from scidx.pack.progress import Progress
+from scidx.pack.records import Record
 
 __all__ = ["embed_records", "make_embedder"]
 

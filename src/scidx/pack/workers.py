@@ -9,16 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from scidx.build.arrays import BM25_BLOCK, TermsAndOffsets, _bm25_fields, bm25_job, snippet_texts
-from scidx.build.chunk import chunk_markdown
-from scidx.build.config import Config
-from scidx.build.inputs import InputFile
-from scidx.build.progress import Progress
-from scidx.build.records import Record
-from scidx.build.sources import decode_source
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError
+from scidx.pack.arrays import BM25_BLOCK, TermsAndOffsets, _bm25_fields, bm25_job, snippet_texts
+from scidx.pack.chunk import chunk_markdown
+from scidx.pack.config import Config
+from scidx.pack.inputs import InputFile
+from scidx.pack.progress import Progress
+from scidx.pack.records import Record
+from scidx.pack.sources import decode_source
 
 __all__ = ["Pool", "auto_workers", "chunk_all"]
 

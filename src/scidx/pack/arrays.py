@@ -15,7 +15,6 @@ import numpy as np
 import numpy.typing as npt
 
 from scidx._version import __version__
-from scidx.build.records import Record
 from scidx.embed.hashing import embedding_text
 from scidx.errors import ConfigError
 from scidx.index.bm25 import (
@@ -32,6 +31,7 @@ from scidx.index.highlight import flatten
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.offsets import HAS_OFFSETS, IS_FLAT, MAX_START, OFFSETS_VERSION
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
+from scidx.pack.records import Record
 from scidx.tokenize import run_terms
 
 __all__ = [
@@ -200,7 +200,7 @@ def bm25_job(
 ) -> TermsAndOffsets:
     """Tokenise one block of records: BM25 fields into terms, snippet texts into offsets.
 
-    Run in a worker process (see :class:`scidx.build.workers.Pool`) or in-process. ``texts``
+    Run in a worker process (see :class:`scidx.pack.workers.Pool`) or in-process. ``texts``
     None: no snippet offsets (the second item is None).
     """
     block = hash_terms(headings, bodies)

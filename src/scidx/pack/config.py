@@ -33,10 +33,10 @@ from typing import Any, Literal, cast
 
 import xxhash
 
-from scidx.build.globs import compile_glob
 from scidx.errors import ConfigError
 from scidx.index.urls import URL_PLACEHOLDERS, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
+from scidx.pack.globs import compile_glob
 
 __all__ = [
     "CONFIG_FILENAME",

@@ -12,7 +12,10 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from scidx.build.arrays import (
+from scidx.embed.base import Embedder
+from scidx.embed.hashing import embedding_text
+from scidx.errors import ConfigError, CorruptIndexError
+from scidx.pack.arrays import (
     GENERATOR,
     PACKER_VERSION,
     _source_fields,
@@ -20,13 +23,10 @@ from scidx.build.arrays import (
     canonical_json,
     record_texts,
 )
-from scidx.build.cache import EmbeddingCache, default_cache_dir
-from scidx.build.chunk import CODE_END, CODE_START
-from scidx.build.config import Config
-from scidx.build.records import Record
-from scidx.embed.base import Embedder
-from scidx.embed.hashing import embedding_text
-from scidx.errors import ConfigError, CorruptIndexError
+from scidx.pack.cache import EmbeddingCache, default_cache_dir
+from scidx.pack.chunk import CODE_END, CODE_START
+from scidx.pack.config import Config
+from scidx.pack.records import Record
 from scidx.tokenize import TOKENIZER_VERSION
 
 __all__ = [
@@ -111,12 +111,12 @@ def read_previous(
     reuse (decoded, to be re-encoded as ``encoding``) unless they are less precise than
     ``encoding`` asks for: int8 or binary vectors are not reused for a float32 index.
     """
-    from scidx.build.cache import cache_key
     from scidx.errors import IndexFormatError
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
     from scidx.index.index import open_regular
     from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
     from scidx.index.vectors import open_vectors
+    from scidx.pack.cache import cache_key
 
     try:
         # A plain read, not a mmap: the packer is about to replace this very file. Opened
@@ -323,7 +323,7 @@ def dry_run_plan(
     seed: Mapping[bytes, np.ndarray],
 ) -> DryRunPlan:
     """Which chunks a real pack would send to the provider, and the estimated cost."""
-    from scidx.build.cache import cache_key
+    from scidx.pack.cache import cache_key
 
     texts = {}
     for text in record_texts(records):

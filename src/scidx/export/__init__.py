@@ -1,0 +1,1 @@
+"""Exporters: artefacts written from a packed index (llms.txt; PostgreSQL is scidx.postgres)."""
