@@ -14,14 +14,8 @@ from markdown_it import MarkdownIt
 from syrupy.assertion import SnapshotAssertion
 
 from scidx.errors import ConfigError
-from scidx.pack.chunk import (
-    CHUNKER_VERSION,
-    Chunk,
-    Metadata,
-    chunk_markdown,
-    normalize_source,
-    parse_front_matter,
-)
+from scidx.pack.chunk import CHUNKER_VERSION, Chunk, chunk_markdown
+from scidx.pack.frontmatter import Metadata, normalize_source, parse_front_matter
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
 

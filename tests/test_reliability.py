@@ -579,10 +579,10 @@ def test_10_a_backtracking_glob_is_linear() -> None:
 
 
 def test_10_front_matter_key_regex_is_linear() -> None:
-    from scidx.pack.chunk import parse_front_matter
+    from scidx.pack.frontmatter import parse_front_matter
 
     code = (
-        "from scidx.pack.chunk import parse_front_matter\n"
+        "from scidx.pack.frontmatter import parse_front_matter\n"
         "for tail in ('b', 'b: c', ':x'):\n"
         "    parse_front_matter('---\\na' + ' ' * 200_000 + tail + '\\ntitle: T\\n---\\nbody')\n"
     )
@@ -670,7 +670,8 @@ def test_7_a_committed_index_with_swapped_vectors_is_stale_and_rebuilt(
 
 
 def test_11_a_huge_paragraph_is_split_on_sentences_then_hard_limits() -> None:
-    from scidx.pack.chunk import HARD_LIMIT_FACTOR, chunk_markdown, normalize_source
+    from scidx.pack.chunk import HARD_LIMIT_FACTOR, chunk_markdown
+    from scidx.pack.frontmatter import normalize_source
 
     sentences = " ".join(f"Sentence number {i} is here." for i in range(20_000))
     one_word = "x" * 9000  # no space at all: hard cuts

@@ -30,7 +30,7 @@ __all__ = [
     "strip_code",
 ]
 
-#: Code-block markers in clean text (the packer's ``scidx.pack.chunk.CODE_START``/``CODE_END``).
+#: Code-block markers in clean text (the packer's ``scidx.pack.cleantext.CODE_START``/``CODE_END``).
 CODE_START = "\x02"
 CODE_END = "\x03"
 

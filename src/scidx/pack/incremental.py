@@ -24,7 +24,7 @@ from scidx.pack.arrays import (
     record_texts,
 )
 from scidx.pack.cache import EmbeddingCache, default_cache_dir
-from scidx.pack.chunk import CODE_END, CODE_START
+from scidx.pack.cleantext import CODE_END, CODE_START
 from scidx.pack.config import Config
 from scidx.pack.records import Record
 from scidx.tokenize import TOKENIZER_VERSION

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scidx.errors import ChunkError
-from scidx.pack.chunk import CODE_END, CODE_START, Chunk
+from scidx.pack.chunk import Chunk
+from scidx.pack.cleantext import CODE_END, CODE_START
 
 __all__ = ["Record", "validate_records"]
 
@@ -18,7 +19,7 @@ class Record:
 
     Only ``id`` and ``text`` are required. A record without ``source`` is its own source
     (``source = id``), so its title is kept per record. ``plain`` is the clean text that BM25,
-    the embedder and snippets read (:func:`scidx.pack.chunk.plain_text` of Markdown); ``None``
+    the embedder and snippets read (:func:`scidx.pack.cleantext.plain_text` of Markdown); ``None``
     means ``text`` is already plain.
     """
 
