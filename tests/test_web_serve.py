@@ -225,3 +225,81 @@ def test_startup_errors(tmp_path: Path, packs: dict[str, bytes]) -> None:
         port = taken.getsockname()[1]
         busy = run_cli(str(good), "--port", str(port))
     assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
+
+
+def _write_in_place(path: Path, data: bytes, pieces: int = 4, pause: float = 0.08) -> None:
+    """What ``cp`` / ``rsync --inplace`` do: the same inode rewritten, slowly, piece by piece."""
+    step = -(-len(data) // pieces)
+    with open(path, "r+b") as f:
+        for start in range(0, len(data), step):
+            f.write(data[start : start + step])
+            f.flush()
+            os.fsync(f.fileno())
+            time.sleep(pause)
+        f.truncate(len(data))
+
+
+@pytest.mark.parametrize("load", ["auto", "copy"])
+def test_serve_survives_in_place_rewrites_under_load(
+    tmp_path: Path, packs: dict[str, bytes], load: str
+) -> None:
+    """Issue 24 #1: truncation and slow in-place copies under 8 clients: no error, no path."""
+    path = tmp_path / "live.scidx"
+    path.write_bytes(packs["docs"])
+    served = Served(f"site={path}", "--port", "0", "--reload-interval", "0.02", "--load", load)
+    failures: list[str] = []
+    done = 0
+    stop = threading.Event()
+    requests = [
+        ("GET", "search", {"params": {"q": "logs", "mode": "keyword"}}),
+        ("GET", "search", {"params": {"q": "rotate nginx logs"}}),
+        ("POST", "v1/vector_stores/site/search", {"json": {"query": "cache logs"}}),
+        ("GET", "healthz", {}),
+    ]
+
+    def hammer(i: int) -> None:
+        nonlocal done
+        with httpx.Client(base_url=served.url, timeout=30) as c:
+            while not stop.is_set():
+                method, url, kwargs = requests[(i + done) % len(requests)]
+                try:
+                    r = c.request(method, url, **kwargs)  # type: ignore[arg-type]
+                except httpx.HTTPError as exc:
+                    failures.append(f"{url}: {exc!r}")
+                    return
+                if r.status_code != 200 or str(tmp_path) in r.text or "live.scidx" in r.text:
+                    failures.append(f"{url}: {r.status_code} {r.text[:300]}")
+                done += 1
+
+    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    try:
+        with httpx.Client(base_url=served.url, timeout=10) as c:
+            for data, want in ((packs["faq"], 1), (packs["docs"], 5)):
+                os.truncate(path, 0)  # a truncation alone...
+                time.sleep(0.3)
+                assert chunks(c) in (1, 5)
+                _write_in_place(path, data)  # ...then the new bytes, slowly
+                deadline = time.monotonic() + 20
+                while chunks(c) != want:
+                    assert time.monotonic() < deadline, "".join(served.stderr)
+                    time.sleep(0.05)
+            # rsync --inplace: the old bytes overwritten without a truncation first.
+            half = len(packs["docs"]) // 2
+            os.truncate(path, half)
+            time.sleep(0.3)
+            _write_in_place(path, packs["faq"])
+            deadline = time.monotonic() + 20
+            while chunks(c) != 1:
+                assert time.monotonic() < deadline, "".join(served.stderr)
+                time.sleep(0.05)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        code = served.stop()
+    assert failures == []
+    assert done > 100
+    assert code == 0, "".join(served.stderr)
+    assert not any("Traceback" in line for line in served.stderr)

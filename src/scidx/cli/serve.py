@@ -100,6 +100,20 @@ def serve_command(
         bool,
         typer.Option("--verify/--no-verify", help="Check every checksum when (re)loading."),
     ] = True,
+    load_mode: Annotated[
+        str,
+        typer.Option(
+            "--load",
+            help="How index files are held: auto (memory up to --memory-max, else a private "
+            "copy), memory, copy, or map (the file itself; unsafe if it is rewritten in place).",
+        ),
+    ] = "auto",
+    memory_max: Annotated[
+        int,
+        typer.Option(
+            "--memory-max", help="With --load auto: largest index (MiB) read into memory."
+        ),
+    ] = 256,
     search_threads: Annotated[
         int,
         typer.Option("--search-threads", help="Searches running at once (0: one per core)."),
@@ -132,11 +146,18 @@ def serve_command(
         reload_interval=reload_interval,
         verify=verify,
         search_threads=search_threads,
+        load_mode=load_mode,
+        memory_max=max(memory_max, -1) * 1024 * 1024,
     )
     store = None
     try:
         settings.validate()
-        store = IndexSet(_named_paths(indexes), verify=verify)
+        store = IndexSet(
+            _named_paths(indexes),
+            verify=verify,
+            load_mode=load_mode,
+            memory_max=settings.memory_max,
+        )
         web_app = create_app(store, settings, title=title)
         sock = _listen(host, port)
     except ScidxError as exc:

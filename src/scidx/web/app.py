@@ -145,7 +145,16 @@ def create_app(
     settings = settings or WebSettings()
     settings.validate()
     owned = not isinstance(indexes, IndexSet)
-    store = indexes if isinstance(indexes, IndexSet) else IndexSet(indexes, verify=settings.verify)
+    store = (
+        indexes
+        if isinstance(indexes, IndexSet)
+        else IndexSet(
+            indexes,
+            verify=settings.verify,
+            load_mode=settings.load_mode,
+            memory_max=settings.memory_max,
+        )
+    )
     protected = _bearer_guard(settings)
     slots = SearchSlots(settings.search_threads)
     openai = OpenAIRoutes(store, settings, _front_matter_reader(), slots)

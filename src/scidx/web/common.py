@@ -12,6 +12,7 @@ errors, and the JSON API and the vector-store API read alike)::
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -26,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scidx.errors import ConfigError, QueryEmbeddingError, QueryError, ScidxError
+from scidx.web.snapshot import DEFAULT_MEMORY_MAX, check_load_mode
 
 __all__ = [
     "ApiError",
@@ -40,6 +42,7 @@ __all__ = [
 ]
 
 MODES = ("hybrid", "keyword", "vector")
+logger = logging.getLogger("scidx.web")
 T = TypeVar("T")
 
 
@@ -62,6 +65,9 @@ class WebSettings:
         search_threads: Searches running at once; more requests wait their turn. Searching is
             CPU-bound, so running more than the machine has cores only makes every request
             slower (measured by ``benchmarks/bench_serve.py``); 0 means one per core.
+        load_mode: How index files are held (``auto``, ``memory``, ``copy``, ``map``; see
+            :mod:`scidx.web.snapshot`): every mode but ``map`` survives in-place rewrites.
+        memory_max: ``auto`` reads files up to this many bytes into memory, copies larger ones.
     """
 
     max_k: int = 50
@@ -74,6 +80,8 @@ class WebSettings:
     reload_interval: float = 0.0
     verify: bool = True
     search_threads: int = 0
+    load_mode: str = "auto"
+    memory_max: int = DEFAULT_MEMORY_MAX
 
     def validate(self) -> None:
         """Raise :class:`~scidx.errors.ConfigError` for a setting out of range."""
@@ -91,6 +99,7 @@ class WebSettings:
             raise ConfigError(f"reload_interval must be >= 0 seconds, got {self.reload_interval}")
         if not 0 <= self.search_threads <= 256:
             raise ConfigError(f"search_threads must be in 0..256, got {self.search_threads}")
+        check_load_mode(self.load_mode, self.memory_max)
 
 
 class SearchSlots:
@@ -164,7 +173,8 @@ def from_scidx_error(exc: ScidxError, param: str | None = None) -> ApiError:
     * :class:`QueryEmbeddingError` → 503: the server cannot embed queries for this index (the
       provider is missing or failed), not the client's fault; ``mode=keyword`` still works;
     * :class:`QueryError` → 400;
-    * anything else (a corrupt array met while searching) → 500 with the message, no traceback.
+    * anything else (a corrupt array met while searching) → 500 naming the error class only:
+      such messages name the index file's server path, so the details go to the server log.
     """
     if isinstance(exc, QueryEmbeddingError):
         return ApiError(
@@ -172,7 +182,13 @@ def from_scidx_error(exc: ScidxError, param: str | None = None) -> ApiError:
         )
     if isinstance(exc, QueryError):
         return ApiError(400, str(exc), param=param, code="query_error")
-    return ApiError(500, str(exc), code=type(exc).__name__, type="server_error")
+    logger.error("search failed: %s", exc)
+    return ApiError(
+        500,
+        f"the index could not be searched ({type(exc).__name__}); the server log has the details",
+        code=type(exc).__name__,
+        type="server_error",
+    )
 
 
 _BAD_CHARS = re.compile("[\x00\ud800-\udfff]")

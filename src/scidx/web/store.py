@@ -12,7 +12,10 @@ Reload rules:
 * the new file is loaded (and by default verified: every checksum) in the watcher thread, while
   requests go on using the old generation; only then is the current generation swapped;
 * a replacement that fails to load (corrupt, truncated, foreign, unreadable) is logged and the old
-  generation keeps serving; the same file is not retried until it changes again.
+  generation keeps serving; the same file is not retried until it changes again;
+* each generation answers from its own private bytes (:mod:`scidx.web.snapshot`: in memory, or
+  a private copy for large files), so rewriting the file *in place* (``cp``, ``rsync
+  --inplace``, a truncation) never reaches a running search: it is one more change to reload.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from scidx.errors import ConfigError, ScidxError
-from scidx.index.index import Index, load
+from scidx.index.index import Index
+from scidx.web.snapshot import DEFAULT_MEMORY_MAX, Snapshot, check_load_mode, load_snapshot
 
 __all__ = ["IndexSet", "ServedIndex", "store_name"]
 
@@ -66,8 +70,15 @@ class _Generation:
     index: Index
     signature: _Signature | None
     size: int
+    snapshot: Snapshot | None = None
     users: int = 0
     retired: bool = False
+
+    def close(self) -> None:
+        if self.snapshot is not None:
+            self.snapshot.close()
+        else:
+            self.index.close()
 
 
 class ServedIndex:
@@ -79,9 +90,12 @@ class ServedIndex:
         path: Or the file to load (and reload).
         verify: Check every checksum when loading from ``path``.
         embedder_options: Passed to :func:`scidx.load` for the query embedder.
+        load_mode: How a generation holds its bytes: ``auto`` (default), ``memory``, ``copy``
+            or ``map`` (see :mod:`scidx.web.snapshot`).
+        memory_max: ``auto`` reads files up to this many bytes into memory, copies larger ones.
 
     Raises:
-        ConfigError: A bad name, or neither/both of ``index`` and ``path``.
+        ConfigError: A bad name, load mode, or neither/both of ``index`` and ``path``.
         IndexFormatError: The file is not a valid index.
         OSError: The file cannot be read.
     """
@@ -94,7 +108,10 @@ class ServedIndex:
         path: str | os.PathLike[str] | None = None,
         verify: bool = True,
         embedder_options: Mapping[str, Any] | None = None,
+        load_mode: str = "auto",
+        memory_max: int = DEFAULT_MEMORY_MAX,
     ) -> None:
+        check_load_mode(load_mode, memory_max)
         if not _NAME.fullmatch(name):
             raise ConfigError(
                 f"index name {name!r}: use 1-64 letters, digits, '_', '.' or '-', starting with "
@@ -106,6 +123,8 @@ class ServedIndex:
         self._lock = threading.Lock()
         self._verify = verify
         self._options = dict(embedder_options or {})
+        self._mode = load_mode
+        self._memory_max = memory_max
         self._failed: _Signature | None = None
         self._missing_logged = False
         self.reloads = 0
@@ -114,7 +133,8 @@ class ServedIndex:
             self.path: str | None = os.fspath(path)
             sig = _signature(self.path)
             self._owned = True
-            self._current = _Generation(self._load(), sig, sig[2])
+            snap = self._load()
+            self._current = _Generation(snap.index, sig, sig[2], snap)
         else:
             assert index is not None
             self.path = None
@@ -122,9 +142,15 @@ class ServedIndex:
             size = os.stat(index.source).st_size if os.path.isfile(index.source) else 0
             self._current = _Generation(index, None, size)
 
-    def _load(self) -> Index:
+    def _load(self) -> Snapshot:
         assert self.path is not None
-        return load(self.path, verify=self._verify, embedder_options=self._options or None)
+        return load_snapshot(
+            self.path,
+            mode=self._mode,
+            memory_max=self._memory_max,
+            verify=self._verify,
+            embedder_options=self._options or None,
+        )
 
     def __repr__(self) -> str:
         return f"<ServedIndex {self.name!r} {self._current.index!r}>"
@@ -152,7 +178,7 @@ class ServedIndex:
                 gen.users -= 1
                 done = gen.retired and gen.users == 0
             if done:
-                gen.index.close()
+                gen.close()
 
     def check(self) -> bool:
         """Reload if the file changed since the last (attempted) load.
@@ -194,14 +220,14 @@ class ServedIndex:
         # different signature and loads again, so a fast second replacement is never missed.
         with self._lock:
             old = self._current
-            self._current = _Generation(fresh, sig, sig[2])
+            self._current = _Generation(fresh.index, sig, sig[2], fresh)
             old.retired = True
             idle = old.users == 0
         self._failed = None
         self.reloads += 1
         if idle:
-            old.index.close()
-        logger.info("%s: reloaded %s (%d chunks)", self.name, self.path, len(fresh))
+            old.close()
+        logger.info("%s: reloaded %s (%d chunks)", self.name, self.path, len(fresh.index))
         return True
 
     def close(self) -> None:
@@ -211,7 +237,7 @@ class ServedIndex:
             gen.retired = True
             idle = gen.users == 0
         if idle and self._owned:
-            gen.index.close()
+            gen.close()
 
 
 class IndexSet:
@@ -222,9 +248,11 @@ class IndexSet:
             pairs (names default to :func:`store_name` of the path).
         verify: Check every checksum when loading (and reloading) from a path.
         embedder_options: Passed to :func:`scidx.load` for query embedders.
+        load_mode: As for :class:`ServedIndex`.
+        memory_max: As for :class:`ServedIndex`.
 
     Raises:
-        ConfigError: No index, or two with the same name.
+        ConfigError: No index, two with the same name, or a bad load mode.
         IndexFormatError: A file is not a valid index (the message names it).
         OSError: A file cannot be read.
     """
@@ -236,6 +264,8 @@ class IndexSet:
         *,
         verify: bool = True,
         embedder_options: Mapping[str, Any] | None = None,
+        load_mode: str = "auto",
+        memory_max: int = DEFAULT_MEMORY_MAX,
     ) -> None:
         pairs: list[tuple[str, str | os.PathLike[str] | Index]] = []
         if isinstance(indexes, Mapping):
@@ -261,7 +291,12 @@ class IndexSet:
                     entry = ServedIndex(name, index=item)
                 else:
                     entry = ServedIndex(
-                        name, path=item, verify=verify, embedder_options=embedder_options
+                        name,
+                        path=item,
+                        verify=verify,
+                        embedder_options=embedder_options,
+                        load_mode=load_mode,
+                        memory_max=memory_max,
                     )
                 self._entries[name] = entry
         except BaseException:
