@@ -223,7 +223,23 @@ def test_python_dash_m_and_version() -> None:
         check=False,
     )
     assert proc.returncode == 0
-    assert proc.stdout.startswith("scidx ")
+    assert proc.stdout.startswith("toolup-rag ")
+
+
+@pytest.mark.parametrize("command", ["toolup-rag", "scidx"])
+def test_each_console_script_names_itself_in_usage(command: str) -> None:
+    script = Path(sys.executable).with_name(command)
+    if not script.exists():
+        pytest.skip(f"{script} is not installed; run `pip install -e .` again")
+    proc = subprocess.run(
+        [str(script), "search", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "100"},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"Usage: {command} search " in proc.stdout
 
 
 def test_every_command_has_help_and_is_in_readme() -> None:

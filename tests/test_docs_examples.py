@@ -2,7 +2,7 @@
 
 * ci.md: the GitHub Actions and GitLab CI YAML is parsed, and each job's shell commands run in a
   temp project with the job's environment. Only vendor actions (``uses: actions/...``) and the
-  ``python -m pip install scidx[cli]`` lines are skipped: this environment already has scidx. The
+  ``python -m pip install toolup-rag[cli]`` lines are skipped: this environment has it. The
   scenario is the one CI lives through: first pack, a later run that restores the cache, the
   ``--check`` gate on an up-to-date and on a stale committed index.
 * usage-docs-site.md: the config and command pack a small site, the URL mapping in the text is
@@ -39,7 +39,7 @@ SITE_DOC = ROOT / "docs" / "usage-docs-site.md"
 SERVER = ROOT / "examples" / "docs_site_server.py"
 BIN = Path(sys.executable).parent
 STALE_EXIT = 6
-INSTALL_LINE = re.compile(r'python -m pip install "scidx(\[cli\])?==[0-9.]+"')
+INSTALL_LINE = re.compile(r'python -m pip install "toolup-rag(\[cli\])?==[0-9.]+"')
 
 
 def fenced_blocks(path: Path, lang: str) -> list[str]:
@@ -327,7 +327,7 @@ def test_ci_doc_tool_scidx_table_is_valid(tmp_path: Path) -> None:
 
     (block,) = fenced_blocks(CI_DOC, "toml")
     table = tomllib.loads(block)
-    assert table["build-system"]["requires"] == ["setuptools>=64", "scidx[cli]"]
+    assert table["build-system"]["requires"] == ["setuptools>=64", "toolup-rag[cli]"]
     (tmp_path / "pyproject.toml").write_text(block)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs/a.md").write_text("# A\n")

@@ -83,7 +83,7 @@ def runtime_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env_dir = base / "venv"
     venv.EnvBuilder(with_pip=True, symlinks=os.name != "nt").create(env_dir)
     python = env_dir / "bin" / "python"
-    wheel = next(wheels.glob("scidx-*.whl"))
+    wheel = next(wheels.glob("toolup_rag-*.whl"))
     installed = _run(
         [
             str(python),
@@ -106,7 +106,7 @@ def test_the_runtime_installs_alone(runtime_venv: Path) -> None:
     python = runtime_venv / "bin" / "python"
     listed = _run([str(python), "-m", "pip", "list", "--format=json"], runtime_venv)
     names = {p["name"].lower() for p in json.loads(listed.stdout)}
-    assert names - {"pip", "setuptools"} == RUNTIME | {"scidx"}
+    assert names - {"pip", "setuptools"} == RUNTIME | {"toolup-rag"}
 
 
 def test_the_runtime_loads_and_searches(runtime_venv: Path, tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_the_cli_without_its_extra_names_the_pip_command(runtime_venv: Path) -> 
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         "error: the toolup-rag command needs the CLI extra "
-        "(typer, rich, markdown_it, platformdirs missing): pip install 'scidx[cli]'"
+        "(typer, rich, markdown_it, platformdirs missing): pip install 'toolup-rag[cli]'"
     ]
 
 
@@ -169,12 +169,12 @@ def test_the_wheel_and_sdist_carry_the_licence(tmp_path: Path) -> None:
         tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    wheel = next(tmp_path.glob("scidx-*.whl"))
+    wheel = next(tmp_path.glob("toolup_rag-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: MIT" in meta
-    sdist = next(tmp_path.glob("scidx-*.tar.gz"))
+    sdist = next(tmp_path.glob("toolup_rag-*.tar.gz"))
     with tarfile.open(sdist) as tf:
         assert any(n.endswith("/LICENSE") for n in tf.getnames())

@@ -339,7 +339,7 @@ def test_missing_extra_is_a_clear_error_and_keyword_still_works(
     base = [sys.executable, "-c", code, "search", index, "cat", "--model-dir", str(minilm)]
     proc = subprocess.run(base, capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
-    assert "pip install 'scidx[local]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert "pip install 'toolup-rag[local]'" in proc.stderr and "Traceback" not in proc.stderr
     proc = subprocess.run([*base, "--mode", "keyword"], capture_output=True, text=True)
     assert proc.returncode == 0 and "pets.md" in proc.stdout, proc.stderr
     packing = [
@@ -353,7 +353,7 @@ def test_missing_extra_is_a_clear_error_and_keyword_still_works(
         "--no-cache",
     ]
     proc = subprocess.run(packing, capture_output=True, text=True)
-    assert proc.returncode == 2 and "pip install 'scidx[local]'" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "pip install 'toolup-rag[local]'" in proc.stderr, proc.stderr
 
 
 def test_hugging_face_id_resolves_through_the_local_cache_only(

@@ -18,7 +18,7 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     │       └── ChecksumMismatchError            an array's xxh3 checksum does not match
     ├── QueryError (also ValueError)     exit 5  a search request is invalid
     │   └── QueryEmbeddingError          exit 2  the query cannot be embedded (provider)
-    └── DatabaseError                    exit 8  PostgreSQL unreachable or refused (scidx[postgres])
+    └── DatabaseError                    exit 8  PostgreSQL unreachable or refused ([postgres])
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class QueryEmbeddingError(QueryError):
 
 
 class DatabaseError(ScidxError):
-    """PostgreSQL is unreachable, refused the connection or a statement (``scidx[postgres]``).
+    """PostgreSQL is unreachable, refused the connection or a statement (``toolup-rag[postgres]``).
 
     Raised for connection failures (host down, wrong port, authentication), missing privileges
     and a server without the pgvector extension. The message names the host, port, database

@@ -28,7 +28,7 @@ app = typer.Typer(
 
 def _version_callback(value: bool) -> None:
     if value:
-        echo(f"scidx {__version__}")
+        echo(f"toolup-rag {__version__} (import package scidx)")
         raise typer.Exit(0)
 
 

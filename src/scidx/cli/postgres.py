@@ -48,7 +48,7 @@ def open_retriever(dsn: str, table: str, schema: str = "public") -> PostgresRetr
         from scidx.postgres.retriever import PostgresRetriever
     except ImportError:
         raise InputError(
-            "--postgres needs psycopg and pgvector: pip install 'scidx[postgres]'"
+            "--postgres needs psycopg and pgvector: pip install 'toolup-rag[postgres]'"
         ) from None
     return PostgresRetriever(dsn, table=table, schema=schema)
 
@@ -99,7 +99,7 @@ def export_command(
             from scidx.postgres.export import export_index
         except ImportError:
             raise InputError(
-                "export needs psycopg and pgvector: pip install 'scidx[postgres]'"
+                "export needs psycopg and pgvector: pip install 'toolup-rag[postgres]'"
             ) from None
         TableNames(schema=schema, table=table)  # bad names fail before the index is read
         try:

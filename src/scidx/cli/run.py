@@ -22,14 +22,16 @@ __all__ = ["main"]
 _CLICK_USAGE_EXIT = 2  # Click's code for a usage error; 2 means "provider failed" in scidx
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, *, prog_name: str = "toolup-rag") -> None:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``) and exit with the documented code.
+
+    ``prog_name`` is the name usage lines show (``scidx`` for the alias).
 
     Click runs non-standalone so that a usage error (Typer's exit 2, which means "provider
     failed" in scidx) is told apart from a command that exits 2 on purpose: it exits 1.
     """
     try:
-        code = app(args=argv, prog_name="toolup-rag", standalone_mode=False)
+        code = app(args=argv, prog_name=prog_name, standalone_mode=False)
     except typer.Abort:
         echo("Aborted!", err=True)
         sys.exit(1)

@@ -133,7 +133,7 @@ def serve_command(
         fail(
             ConfigError(
                 f"toolup-rag serve needs the serve extra ({exc.name} is missing): "
-                "pip install 'scidx[serve]'"
+                "pip install 'toolup-rag[serve]'"
             )
         )
     settings = WebSettings(

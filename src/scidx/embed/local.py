@@ -1,6 +1,6 @@
 """The ``local`` provider: a sentence-embedding transformer run on the CPU by ONNX Runtime.
 
-Install with ``pip install 'scidx[local]'`` (``onnxruntime`` + ``tokenizers``). Nothing is ever
+Install with ``pip install 'toolup-rag[local]'`` (``onnxruntime`` + ``tokenizers``). Nothing is ever
 downloaded unless the caller allows it (``allowDownload`` / ``allow_download``).
 
 Contract:

@@ -40,7 +40,7 @@ __all__ = [
     "resolve_model",
 ]
 
-INSTALL_HINT = "pip install 'scidx[local]'"
+INSTALL_HINT = "pip install 'toolup-rag[local]'"
 POOLING_MODES = ("mean", "cls", "max", "mean_sqrt_len")
 
 _IDENTITY_DOMAIN = b"scidx-local-model-v1\x00"

@@ -490,7 +490,7 @@ def run_bm25s(data: BeirData, *, k: int = 100, limit: int | None = None) -> Benc
     except ImportError as exc:
         raise ConfigError(
             f"the bm25s comparison needs bm25s and PyStemmer ({exc}); "
-            "pip install 'scidx[bench]' or pip install bm25s PyStemmer"
+            "pip install 'toolup-rag[bench]' or pip install bm25s PyStemmer"
         ) from None
     queries, qrels = _subset(data, limit)
     started = time.perf_counter()

@@ -43,7 +43,9 @@ def make_embedder(config: Config) -> Embedder:
             f"{label}: unknown embeddingProvider {name!r}; use one of {', '.join(provider_names())}"
         ) from None
     except ImportError as exc:
-        hint = "pip install 'scidx[local]'" if name == "local" else f"reinstall the {name!r} plugin"
+        hint = f"reinstall the {name!r} plugin"
+        if name == "local":
+            hint = "pip install 'toolup-rag[local]'"
         raise EmbeddingError(
             f"{label}: the embedding provider {name!r} cannot be imported ({exc}); {hint}"
         ) from None

@@ -1,4 +1,4 @@
-"""Export an index to PostgreSQL + pgvector and search it there (``pip install 'scidx[postgres]'``).
+"""Export an index to PostgreSQL + pgvector and search it there (the ``postgres`` extra).
 
 * :func:`~scidx.postgres.export.export_index` writes (or incrementally updates) a chunks table,
   its term table and its stamp table in one transaction (``toolup-rag export``).

@@ -149,7 +149,7 @@ def connect(dsn: str, *, application: str = "scidx") -> psycopg.Connection[Any]:
         import psycopg
     except ImportError:
         raise ConfigError(
-            "PostgreSQL support needs psycopg and pgvector: pip install 'scidx[postgres]'"
+            "PostgreSQL support needs psycopg and pgvector: pip install 'toolup-rag[postgres]'"
         ) from None
     info = _conninfo(dsn)
     options: dict[str, Any] = {"application_name": application}

@@ -8,7 +8,7 @@ to run alone (``toolup-rag serve``, uvicorn) or mount in a FastAPI/Starlette sit
     search_app = create_app({"docs": "site/docs.scidx"}, WebSettings(reload_interval=1.0))
     site.mount("/search-ui", search_app)
 
-Needs the ``serve`` extra (``pip install 'scidx[serve]'``: Starlette, uvicorn). Everything is
+Needs the ``serve`` extra (``pip install 'toolup-rag[serve]'``: Starlette, uvicorn). Everything is
 read-only; see ``docs/serve.md`` for the endpoints, limits, authentication and reloading.
 """
 
