@@ -679,7 +679,7 @@ def test_index_from_an_older_tokenizer_is_refused_then_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import scidx.index.bm25 as bm25_mod
-    import scidx.index.index as index_mod
+    import scidx.index.opening as opening_mod
     import scidx.pack.cache as cache_mod
     import scidx.pack.incremental as incremental_mod
     from scidx.errors import UnsupportedFormatVersionError
@@ -689,8 +689,8 @@ def test_index_from_an_older_tokenizer_is_refused_then_rebuilt(
     cfg = make_project(tmp_path / "p")
     out = tmp_path / "p" / "out" / "docs.scidx"
     with monkeypatch.context() as m:  # what the previous scidx release wrote
-        # index_mod too: the writer verifies its output with the reader of the same release.
-        for mod in (cache_mod, incremental_mod, bm25_mod, index_mod):
+        # opening_mod too: the writer verifies its output with the reader of the same release.
+        for mod in (cache_mod, incremental_mod, bm25_mod, opening_mod):
             m.setattr(mod, "TOKENIZER_VERSION", "scidx-tok-1")
         pack_docs(cfg)
     assert read_header(out.read_bytes()).meta["bm25"]["tokenizer"] == "scidx-tok-1"

@@ -255,9 +255,9 @@ def test_14_verify_checks_vector_norms_and_weight_signs(mutate: Any, message: st
 @pytest.mark.parametrize("block", [1, 2, 5, 1 << 22])
 def test_14_verify_checks_postings_in_blocks(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     """verify=True checks the postings a block at a time; a fault in any block is found."""
-    import scidx.index.index as index_module
+    import scidx.index.verify as verify_module
 
-    monkeypatch.setattr(index_module, "_VERIFY_POSTINGS", block)
+    monkeypatch.setattr(verify_module, "_VERIFY_POSTINGS", block)
     load_bytes(_forge(lambda a, m: None), verify=True).close()
 
     def negative_last(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:

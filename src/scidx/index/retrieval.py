@@ -2,7 +2,9 @@
 
 These live in the runtime, beside :class:`~scidx.index.index.Index`, so that an ``Index`` is a
 ``Retriever`` without importing the RAG layer; :mod:`scidx.rag.pipeline` composes retrievers
-(several indexes, traces, prompts) on top of them.
+(several indexes, traces, prompts) on top of them. :class:`IndexRetriever` needs only what
+:class:`SearchableIndex` names, so this module does not import the ``Index`` module (which
+imports this one to answer ``Index.retrieve``).
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 from scidx.errors import QueryError
 from scidx.index.hits import Hit
 from scidx.index.params import SearchParams
-
-if TYPE_CHECKING:
-    from scidx.index.index import Index
 
 __all__ = [
     "STAGE_CONTEXT",
@@ -30,6 +31,7 @@ __all__ = [
     "Progress",
     "RetrievalRequest",
     "Retriever",
+    "SearchableIndex",
     "StageEvent",
 ]
 
@@ -186,6 +188,29 @@ class Retriever(Protocol):
         ...
 
 
+class SearchableIndex(Protocol):
+    """What :class:`IndexRetriever` needs of an index (:class:`~scidx.index.index.Index` has it)."""
+
+    @property
+    def source(self) -> str:
+        """The file the index was loaded from (names the retriever by default)."""
+        ...
+
+    def search_with(
+        self,
+        query: str,
+        params: SearchParams,
+        *,
+        on_stage: Callable[[str], None] | None = None,
+    ) -> list[Hit]:
+        """Search with prepared parameters, calling ``on_stage`` as each stage starts."""
+        ...
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """Embed ``query`` with the index's provider."""
+        ...
+
+
 class StageClock:
     """Turns ``Index.search``'s stage-start callbacks into finished stages with durations."""
 
@@ -228,7 +253,7 @@ class IndexRetriever:
 
     def __init__(
         self,
-        index: Index,
+        index: SearchableIndex,
         *,
         name: str | None = None,
         alpha: float | None = None,

@@ -113,8 +113,8 @@ def read_previous(
     """
     from scidx.errors import IndexFormatError
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
-    from scidx.index.index import open_regular
     from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
+    from scidx.index.opening import open_regular
     from scidx.index.vectors import open_vectors
     from scidx.pack.cache import cache_key
 

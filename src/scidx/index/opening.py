@@ -1,0 +1,389 @@
+"""Open an index file and check, in constant time, that its runtime arrays fit together.
+
+Two steps of :func:`scidx.load`, and the mapped file's lifetime:
+
+* :func:`open_file` opens the path (regular files only: a FIFO would block the open) and maps it
+  read-only, or reads it whole for ``in_memory=True``. The returned :class:`MappedFile` keeps
+  the descriptor, so an open index notices an in-place overwrite (size or modification time
+  changed) before it reads a lost page, and releases the mapping once.
+* :func:`build_corpus` validates the header's arrays against each other (presence, dtype and
+  shape: ``N`` chunks from ``chunk.source``, ``S`` sources, ``V`` terms, ``P`` postings, ``D``
+  dimensions from the provider stamp) using the header alone plus a handful of single-element
+  reads, and wraps them as a :class:`~scidx.index.corpus.Corpus`. No per-chunk or per-term
+  Python objects are made; string tables and postings are read lazily, each access
+  bounds-checked, so a corrupt file yields an :class:`~scidx.errors.IndexFormatError`, never
+  an ``IndexError`` or a crash.
+
+The full scan behind ``verify=True`` is :mod:`scidx.index.verify`.
+
+Runtime module: numpy, msgpack, xxhash and the stdlib only.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+from collections.abc import Mapping
+from typing import Any
+
+from scidx.errors import CorruptIndexError, IndexFormatError, UnsupportedFormatVersionError
+from scidx.fusion import DEFAULT_FUSION
+from scidx.index.bm25 import BM25Arrays
+from scidx.index.corpus import Corpus
+from scidx.index.format import REBUILD_HINT, Header, array_view, read_header, read_string_table
+from scidx.index.safety import MAX_DIMENSIONS, MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
+from scidx.index.vectors import open_vectors
+from scidx.tokenize import TOKENIZER_VERSION
+
+__all__ = [
+    "MappedFile",
+    "build_corpus",
+    "close_quietly",
+    "corrupt",
+    "open_file",
+    "open_regular",
+]
+
+_CHUNK_TABLES = ("chunk.id", "chunk.text", "chunk.heading", "chunk.anchor")
+_SOURCE_TABLES = ("source.path", "source.title", "source.meta")
+
+
+def corrupt(source: str, what: str) -> CorruptIndexError:
+    """The error for an inconsistent file: what is wrong, where, and how to fix it."""
+    return CorruptIndexError(f"{source}: {what}. {REBUILD_HINT}")
+
+
+def _shape(header: Header, name: str) -> tuple[int, ...]:
+    info = header.arrays.get(name)
+    if info is None:
+        raise corrupt(header.source, f"the index has no array `{name}`")
+    return info.shape
+
+
+def _expect_shape(header: Header, name: str, shape: tuple[int, ...]) -> None:
+    got = _shape(header, name)
+    if got != shape:
+        raise corrupt(
+            header.source, f"array `{name}` has shape {list(got)}, expected {list(shape)}"
+        )
+
+
+def _meta_map(header: Header, key: str) -> Mapping[str, Any]:
+    value = header.meta.get(key)
+    if not isinstance(value, Mapping):
+        raise corrupt(header.source, f"the header meta has no `{key}` map")
+    return value
+
+
+def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Corpus:
+    """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
+    src = header.source
+    stamp = _meta_map(header, "provider")
+    bm25_meta = _meta_map(header, "bm25")
+    tokenizer = bm25_meta.get("tokenizer")
+    if tokenizer != TOKENIZER_VERSION:
+        raise UnsupportedFormatVersionError(
+            f"{src}: the keyword index was built with tokenizer {tokenizer!r}, but this scidx "
+            f"uses {TOKENIZER_VERSION!r}; rebuild the index with `toolup-rag pack-docs` or "
+            "install the scidx version that built it."
+        )
+    dims = stamp.get("dimensions")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise corrupt(src, f"the provider stamp has dimensions {dims!r}, not a positive integer")
+    if dims > MAX_DIMENSIONS:
+        # Even an empty index would make every vector query allocate `dims` floats.
+        raise corrupt(
+            src, f"the provider stamp has {dims} dimensions, over the limit of {MAX_DIMENSIONS}"
+        )
+    url_template = header.meta.get("urlTemplate")
+    if url_template is not None and not isinstance(url_template, str):
+        raise corrupt(src, f"meta `urlTemplate` is {type(url_template).__name__}, not a string")
+    if url_template is not None and _url_template_problem(url_template):
+        raise corrupt(
+            src,
+            "meta `urlTemplate` is not a valid URL template (at most "
+            f"{MAX_URL_TEMPLATE_CHARS} characters and {MAX_URL_PLACEHOLDERS} of the "
+            "placeholders {source}, {path}, {page} and {anchor}; http(s) or relative)",
+        )
+
+    source_root = header.meta.get("sourceRoot")
+    if source_root is not None and (
+        not isinstance(source_root, str) or not source_root or _source_root_problem(source_root)
+    ):
+        raise corrupt(src, f"meta `sourceRoot` {source_root!r} is not a relative folder path")
+
+    chunk_source = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
+    n = int(chunk_source.shape[0])
+    s = _shape(header, "source.path.offsets")
+    if len(s) != 1 or s[0] < 1:
+        raise corrupt(src, f"array `source.path.offsets` has shape {list(s)}")
+    n_sources = s[0] - 1
+    for name in _CHUNK_TABLES:
+        _expect_shape(header, f"{name}.offsets", (n + 1,))
+    for name in _SOURCE_TABLES:
+        _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
+    tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
+    # Clean text (packer 3): optional; without it snippets come from the raw text.
+    plain = None
+    if "chunk.plain.offsets" in header.arrays:
+        _expect_shape(header, "chunk.plain.offsets", (n + 1,))
+        plain = read_string_table(buf, header, "chunk.plain")
+    if n and not n_sources:
+        raise corrupt(src, f"the index has {n} chunks but no sources")
+
+    for name, dtype, shape in (
+        ("chunk.ordinal", "<u4", (n,)),
+        ("chunk.span", "<u8", (n, 4)),
+        ("bm25.doc_len", "<u4", (n,)),
+    ):
+        _expect_shape(header, name, shape)
+        array_view(buf, header, name, dtype=dtype, ndim=len(shape))
+    store = open_vectors(buf, header, n, dims, rescore=rescore)
+    # float32 indexes search the mmapped matrix itself; the others go through their store.
+    vectors = store.decode_all() if store.encoding == "float32" else store
+
+    term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
+    v = int(term_hash.shape[0])
+    _expect_shape(header, "bm25.term_ptr", (v + 1,))
+    term_ptr = array_view(buf, header, "bm25.term_ptr", dtype="<u8", ndim=1)
+    post_doc = array_view(buf, header, "bm25.post_doc", dtype="<u4", ndim=1)
+    p = int(post_doc.shape[0])
+    _expect_shape(header, "bm25.post_weight", (p,))
+    post_weight = array_view(buf, header, "bm25.post_weight", dtype="<f4", ndim=1)
+    if int(term_ptr[0]) != 0 or int(term_ptr[-1]) != p:
+        raise corrupt(
+            src,
+            f"array `bm25.term_ptr` runs from {int(term_ptr[0])} to {int(term_ptr[-1])}, "
+            f"expected 0 to {p} (the number of postings)",
+        )
+    doc_len = array_view(buf, header, "bm25.doc_len", dtype="<u4", ndim=1)
+    offsets = _snippet_offsets(buf, header, n)
+
+    return Corpus(
+        source=src,
+        n=n,
+        chunk_id=tables["chunk.id"],
+        chunk_text=tables["chunk.text"],
+        chunk_heading=tables["chunk.heading"],
+        chunk_anchor=tables["chunk.anchor"],
+        chunk_source=chunk_source,
+        source_path=tables["source.path"],
+        source_title=tables["source.title"],
+        source_meta=tables["source.meta"],
+        vectors=vectors,
+        store=store,
+        bm25=BM25Arrays(term_hash, term_ptr, post_doc, post_weight, doc_len),
+        stamp=dict(stamp),
+        url_template=url_template,
+        fusion=_fusion(header),
+        chunk_plain=plain,
+        source_root=source_root,
+        snippet_arrays=offsets,
+    )
+
+
+def _url_template_problem(template: str) -> bool:
+    # The URL module loads only for an index with a template (a keyword query needs none).
+    from scidx.index.urls import parse_url_template
+
+    return parse_url_template(template) is None
+
+
+def _source_root_problem(root: str) -> str | None:
+    from scidx.index.urls import source_root_problem
+
+    return source_root_problem(root)
+
+
+def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, Any, Any, Any] | None:
+    """The ``snippet.*`` arrays (optional) and ``meta.snippets``, checked in O(1); None if absent.
+
+    The reader (:mod:`scidx.index.offsets`) is made when the first snippet needs it.
+    """
+    names = ("snippet.ptr", "snippet.occ", "snippet.flags")
+    present = [name in header.arrays for name in names]
+    if not any(present):
+        return None
+    src = header.source
+    if not all(present):
+        missing = ", ".join(f"`{m}`" for m, p in zip(names, present, strict=True) if not p)
+        raise corrupt(src, f"the snippet offsets lack array {missing}")
+    _expect_shape(header, "snippet.ptr", (n + 1,))
+    _expect_shape(header, "snippet.flags", (n,))
+    ptr = array_view(buf, header, "snippet.ptr", dtype="<u8", ndim=1)
+    occ = array_view(buf, header, "snippet.occ", dtype="<u8", ndim=1)
+    flags = array_view(buf, header, "snippet.flags", dtype="<u1", ndim=1)
+    m = int(occ.shape[0])
+    if int(ptr[0]) != 0 or int(ptr[-1]) != m:
+        raise corrupt(
+            src,
+            f"array `snippet.ptr` runs from {int(ptr[0])} to {int(ptr[-1])}, expected 0 to {m} "
+            "(the number of snippet offsets)",
+        )
+    return ptr, occ, flags, header.meta.get("snippets")
+
+
+def _fusion(header: Header) -> dict[str, Any]:
+    """The header's hybrid fusion settings (``meta.fusion``), or the defaults when absent."""
+    raw = header.meta.get("fusion")
+    if raw is None:
+        return dict(DEFAULT_FUSION)
+    src = header.source
+    if not isinstance(raw, Mapping):
+        raise corrupt(src, f"meta `fusion` is {type(raw).__name__}, not a map")
+    fusion = {**DEFAULT_FUSION, **raw}
+    alpha, docs, beta = fusion["alpha"], fusion["prfDocs"], fusion["prfBeta"]
+    if fusion["method"] != "weighted-sum":
+        raise corrupt(src, f"meta `fusion.method` is {fusion['method']!r}, not 'weighted-sum'")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+        raise corrupt(src, f"meta `fusion.alpha` is {alpha!r}, not a number in [0, 1]")
+    if isinstance(docs, bool) or not isinstance(docs, int) or not 0 <= docs <= 1000:
+        raise corrupt(src, f"meta `fusion.prfDocs` is {docs!r}, not an integer in [0, 1000]")
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta <= 1000:
+        raise corrupt(src, f"meta `fusion.prfBeta` is {beta!r}, not a number in [0, 1000]")
+    return {
+        "method": "weighted-sum",
+        "alpha": float(alpha),
+        "prfDocs": docs,
+        "prfBeta": float(beta),
+    }
+
+
+def open_regular(path: str) -> int:
+    """Open ``path`` read-only and return the descriptor, refusing anything but a regular file.
+
+    ``O_NONBLOCK`` keeps a FIFO from blocking the open (it would wait for a writer forever);
+    the ``fstat`` check then refuses FIFOs, devices, sockets and folders.
+
+    Raises:
+        OSError: The file cannot be opened.
+        IndexFormatError: It is not a regular file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise IndexFormatError(
+            f"{path} is {kind} (a FIFO, device or socket cannot hold an index); "
+            "pass the path of a .scidx file"
+        )
+    return fd
+
+
+class MappedFile:
+    """A read-only mapping of an index file, and the descriptor kept to watch the file.
+
+    The mapping reads pages on demand, so a file overwritten *in place* would lose them under
+    the reader (SIGBUS). :meth:`check` compares the file's identity with the one it had when it
+    was mapped, so a search can refuse it first.
+
+    Attributes:
+        mm: The mapping.
+        size: The file's size when it was mapped.
+    """
+
+    def __init__(self, mm: mmap.mmap, fd: int, st: os.stat_result) -> None:
+        self.mm = mm
+        self.size = st.st_size
+        self._fd = fd
+        self._identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def check(self, source: str) -> None:
+        """Raise if the file changed on disk since it was mapped (nothing once unwatched).
+
+        Raises:
+            CorruptIndexError: The file's size or modification time changed.
+        """
+        fd = self._fd
+        if fd < 0:
+            return
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return  # closed concurrently; the closer handles the rest
+        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if now != self._identity:
+            raise CorruptIndexError(
+                f"{source} was changed on disk while it was open (size "
+                f"{self._identity[2]} -> {st.st_size} bytes): it was overwritten in place, so "
+                "its mapped pages can no longer be trusted. Load it again; deploy new indexes "
+                "by renaming over the old file (as pack-docs does), or load with "
+                "in_memory=True."
+            )
+
+    def unwatch(self) -> None:
+        """Close the watched descriptor (idempotent); the mapping stays."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def release(self) -> None:
+        """Close the descriptor and the mapping (used when opening fails half-way)."""
+        self.unwatch()
+        close_quietly(self.mm)
+
+    def __del__(self) -> None:
+        # Dropped without unwatch() (an index never closed): release the descriptor; the
+        # mapping goes with its last view.
+        fd = getattr(self, "_fd", -1)
+        if fd >= 0:
+            self._fd = -1
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def open_file(source: str, *, in_memory: bool = False) -> bytes | MappedFile:
+    """The index file at ``source``: mapped read-only, or its bytes when ``in_memory``.
+
+    Raises:
+        OSError: The file cannot be opened or read.
+        IndexFormatError: Not a regular file, or empty (explained by the header reader).
+    """
+    fd = open_regular(source)
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if in_memory:
+            data = _read_all(fd, size)
+            os.close(fd)
+            fd = -1
+            return data
+        if size == 0:
+            # mmap cannot map an empty file; the header reader explains what is wrong.
+            read_header(b"", source=source, file_size=0)
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        raise
+    return MappedFile(mm, fd, st)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        block = os.read(fd, min(remaining, 1 << 24))
+        if not block:
+            break
+        chunks.append(block)
+        remaining -= len(block)
+    return b"".join(chunks)
+
+
+def close_quietly(mm: mmap.mmap) -> None:
+    """Close ``mm``, or leave it to the garbage collector while views of it are exported."""
+    try:
+        mm.close()
+    except BufferError:
+        pass

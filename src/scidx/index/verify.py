@@ -1,0 +1,152 @@
+"""The full content check behind ``load(..., verify=True)`` (docs/FORMAT.md, Part 2).
+
+Opening (:mod:`scidx.index.opening`) checks only what costs constant time. This reads the whole
+file: every checksum, every string table, the postings (chunk rows in range and ascending
+within a term, finite non-negative weights), the snippet offsets, the stored vectors (unit
+length for float32), the ``vectors.key`` rows and every ``source.meta`` row. Large arrays are
+checked a block at a time, so verifying adds little to a packer's peak memory.
+
+Runtime module: numpy, msgpack, xxhash and the stdlib only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from scidx.index.bm25 import BM25Arrays
+from scidx.index.corpus import Corpus
+from scidx.index.format import Header, StringTable, array_view, verify_checksums
+from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
+from scidx.index.opening import corrupt
+from scidx.index.safety import parse_meta_json
+
+__all__ = ["verify_all"]
+
+
+def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
+    """The full scan behind ``verify=True``: checksums, string tables, postings, vectors."""
+    src = header.source
+    verify_checksums(buf, header)
+    for table in (
+        corpus.chunk_id,
+        corpus.chunk_text,
+        corpus.chunk_heading,
+        corpus.chunk_anchor,
+        corpus.source_path,
+        corpus.source_title,
+        corpus.source_meta,
+        *((corpus.chunk_plain,) if corpus.chunk_plain is not None else ()),
+    ):
+        assert isinstance(table, StringTable)
+        table.validate_all()
+    n, s = corpus.n, len(corpus.source_path)
+    if n and int(corpus.chunk_source.max()) >= s:
+        raise corrupt(src, f"array `chunk.source` points past the {s} sources")
+    bm = corpus.bm25
+    if bm.term_hash.shape[0] > 1 and not bool(np.all(bm.term_hash[1:] > bm.term_hash[:-1])):
+        raise corrupt(src, "array `bm25.term_hash` is not sorted and unique")
+    ptr = bm.term_ptr.astype(np.int64)
+    if bool(np.any(ptr[1:] < ptr[:-1])):
+        raise corrupt(src, "array `bm25.term_ptr` is not monotonic")
+    _verify_postings(src, bm, n)
+    if corpus.offsets is not None:
+        corpus.offsets.verify(src)
+    assert corpus.store is not None  # always set by build_corpus
+    corpus.store.verify()
+    if corpus.store.encoding == "float32":
+        # Compact encodings are approximate by design; float32 rows must be unit length.
+        _verify_vectors(src, corpus.store.decode_all())
+    if VECTOR_KEY_ARRAY in header.arrays:
+        _verify_vector_keys(buf, header, corpus)
+    for row in range(s):
+        raw = corpus.source_meta[row]
+        try:
+            value = parse_meta_json(raw) if raw else {}
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise corrupt(src, f"`source.meta` row {row} is not a JSON object")
+
+
+def _verify_postings(src: str, bm: BM25Arrays, n: int) -> None:
+    """Postings point at chunks, ascend within a term, and carry finite, non-negative weights.
+
+    Checked a block at a time: the postings can be most of a file, and a packer verifies the
+    file it has just written, so a full-size temporary would add to its peak memory.
+    """
+    ptr = bm.term_ptr.astype(np.int64)
+    docs = bm.post_doc  # uint32: compared as stored, never widened (it can be most of a file)
+    if docs.shape[0] and int(docs.max()) >= n:
+        raise corrupt(src, f"array `bm25.post_doc` points past the {n} chunks")
+    # Within each term's run the chunk rows must strictly increase.
+    if docs.shape[0] > 1:
+        starts = np.zeros(docs.shape[0], dtype=bool)
+        inner = ptr[1:-1]
+        starts[inner[(inner > 0) & (inner < docs.shape[0])]] = True
+        for lo in range(0, docs.shape[0] - 1, _VERIFY_POSTINGS):
+            hi = min(lo + _VERIFY_POSTINGS, docs.shape[0] - 1)
+            rising = docs[lo + 1 : hi + 1] > docs[lo:hi]
+            if not bool(np.all(rising | starts[lo + 1 : hi + 1])):
+                raise corrupt(src, "array `bm25.post_doc` is not ascending within a term")
+    weights = bm.post_weight
+    for lo in range(0, weights.shape[0], _VERIFY_POSTINGS):
+        block = weights[lo : lo + _VERIFY_POSTINGS]
+        if not bool(np.all(np.isfinite(block))):
+            raise corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
+        negative = np.flatnonzero(block < 0)
+        if negative.shape[0]:
+            raise corrupt(
+                src,
+                f"array `bm25.post_weight` holds a negative BM25 weight at posting "
+                f"{lo + int(negative[0])} (BM25 impacts are never negative)",
+            )
+
+
+def _verify_vector_keys(buf: Any, header: Header, corpus: Corpus) -> None:
+    """Each row's ``vectors.key`` matches its title, heading, text and vector (scidx.index.keys)."""
+    src = header.source
+    keys = array_view(buf, header, VECTOR_KEY_ARRAY, dtype="<u8", ndim=1)
+    if keys.shape != (corpus.n,):
+        raise corrupt(src, f"array `{VECTOR_KEY_ARRAY}` has shape {list(keys.shape)}")
+    shapes = {name: info.shape for name, info in header.arrays.items()}
+    stored = [array_view(buf, header, name) for name in vector_array_names(shapes, corpus.n)]
+    for i in range(corpus.n):
+        title = corpus.source_title[int(corpus.chunk_source[i])]
+        rows = [a[i] for a in stored]
+        key = vector_key(title, corpus.chunk_heading[i], corpus.chunk_text[i], rows)
+        if int(keys[i]) != key:
+            raise corrupt(
+                src,
+                f"array `{VECTOR_KEY_ARRAY}` row {i} does not match the row's text and vector "
+                "(a vector was swapped or altered)",
+            )
+
+
+# Rows whose L2 norm is further than this from 1 are not the unit vectors FORMAT.md requires.
+_NORM_TOLERANCE = 1e-3
+_VERIFY_BLOCK = 1 << 14
+_VERIFY_POSTINGS = 1 << 22  # postings checked at a time by verify=True
+
+
+def _verify_vectors(src: str, vectors: np.ndarray) -> None:
+    """Every row finite and of unit length (or all zero), checked in bounded blocks."""
+    for lo in range(0, vectors.shape[0], _VERIFY_BLOCK):
+        block = np.asarray(vectors[lo : lo + _VERIFY_BLOCK], dtype=np.float64)
+        if not bool(np.all(np.isfinite(block))):
+            raise corrupt(src, "array `vectors` holds NaN or infinite values")
+        # float64: a float32 of 3e38 squared would overflow, and the check must not warn.
+        peak = np.max(np.abs(block), axis=1, initial=0.0)
+        if bool(np.any(peak > 2.0)):
+            row = lo + int(np.flatnonzero(peak > 2.0)[0])
+            raise corrupt(src, f"array `vectors` row {row} is not L2-normalised")
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        bad = np.flatnonzero((np.abs(norms - 1.0) > _NORM_TOLERANCE) & (norms != 0.0))
+        if bad.shape[0]:
+            row = lo + int(bad[0])
+            raise corrupt(
+                src,
+                f"array `vectors` row {row} has L2 norm {float(norms[bad[0]]):.6g}; stored "
+                "vectors must be unit length (or all zero)",
+            )
