@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from scidx.errors import ConfigError, CorruptIndexError
-from scidx.index.index import Index, load, load_bytes, open_regular
+from scidx.index.index import Index, load, load_bytes
+from scidx.index.opening import open_regular
 
 __all__ = ["DEFAULT_MEMORY_MAX", "LOAD_MODES", "Snapshot", "check_load_mode", "load_snapshot"]
 
