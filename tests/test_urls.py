@@ -142,3 +142,33 @@ def test_bad_source_root(tmp_path: Path, value: str, problem: str) -> None:
         f'staticcorpus.json: "sourceRoot" must be a folder relative to the config file, like '
         f'"docs/src", got {__import__("json").dumps(value)}; {problem}'
     )
+
+
+def test_url_renderer_equals_render_url() -> None:
+    """The per-index renderer (template parsed once, sources pre-rendered) is render_url."""
+    from scidx.index.urls import UrlRenderer
+
+    templates = [
+        None,
+        "",
+        "https://x.org/{page}#{anchor}",
+        "https://x.org/book/{page}.html#{anchor}",
+        "/docs/{path}?a={anchor}&b={anchor}",
+        "{source}",
+        "java{anchor}script:{page}",  # an empty anchor would make a javascript: URL
+        "{anchor}{page}",
+        "https://x.org/{page}#{anchor}#{anchor}",
+        "ftp://x.org/{page}",  # refused scheme
+        "https://x.org/{nope}",  # not a placeholder
+        "https://x.org/{{{page}}}",
+    ]
+    sources = ["docs/a.md", "docs/index.md", "docs/sub/README.md", "other/b.md", "docs/ü x.md"]
+    anchors = ["", "intro", "a b", "ü", "x:y", "%41"]
+    for template in templates:
+        for root in (None, "docs"):
+            renderer = UrlRenderer(template, root)
+            for _ in range(2):  # cold, then from the memo
+                for source in sources:
+                    for anchor in anchors:
+                        expected = render_url(template, source, anchor, root)
+                        assert renderer.render(source, anchor) == expected, (template, source)

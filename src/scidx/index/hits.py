@@ -7,6 +7,7 @@ tables of the :class:`~scidx.index.corpus.Corpus`; the snippet is computed on fi
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
     from scidx.index.corpus import Corpus
     from scidx.index.highlight import Snippet
     from scidx.index.offsets import RowMatches
+    from scidx.index.urls import UrlRenderer
 
-__all__ = ["DEFAULT_SNIPPET_CHARS", "Hit", "HitRenderer"]
+__all__ = ["DEFAULT_SNIPPET_CHARS", "PAGE_FIELDS", "Hit", "HitRenderer"]
 
 #: The default length of :attr:`Hit.snippet` (the passage a search box shows), in characters.
 DEFAULT_SNIPPET_CHARS = 240
@@ -196,9 +198,9 @@ def _section_dict(hit: Hit) -> dict[str, Any]:
     return data
 
 
-_LAZY_FIELDS = frozenset(
-    ("id", "source", "anchor", "heading_path", "title", "text", "url", "plain")
-)
+#: The fields a results list shows, decoded for a whole page of hits on the first read of any.
+PAGE_FIELDS = frozenset(("id", "source", "anchor", "heading_path", "title", "url"))
+_LAZY_FIELDS = PAGE_FIELDS | {"text", "plain"}
 # Dataclass defaults live on as class attributes, which would answer before __getattr__ and hide
 # a lazy hit's fields; the generated __init__ keeps its own copy of the defaults.
 for _name in _LAZY_FIELDS:
@@ -293,6 +295,7 @@ class HitRenderer:
         self.corpus = corpus
         self.postings = postings
         self._sources_checked = False
+        self._url_renderer: UrlRenderer | None = None
 
     def hit(self, row: int, score: float, terms: Sequence[str], snippet_chars: int) -> Hit:
         """Build the :class:`Hit` for chunk ``row``.
@@ -320,6 +323,9 @@ class HitRenderer:
         new = object.__new__
         set_state = object.__setattr__  # Hit is frozen; its state is set in one step
         out = []
+        fields = _FieldPage(rows)
+        refs = fields.hits
+        ref = weakref.ref
         for row, score in zip(rows, scores, strict=True):
             if not 0 <= row < n:
                 raise CorruptIndexError(
@@ -337,30 +343,84 @@ class HitRenderer:
                     "_row": row,
                     "_lazy": self,
                     "_page": page,
+                    "_fields": fields,  # the page: its fields are decoded together
                 },
             )
             out.append(hit)
+            refs.append(ref(hit))
         return out
 
+    def _urls(self) -> UrlRenderer:
+        """The corpus's URL template, parsed once (the module loads with the first URL)."""
+        made = self._url_renderer
+        if made is None:
+            from scidx.index.urls import UrlRenderer
+
+            made = self._url_renderer = UrlRenderer(
+                self.corpus.url_template, self.corpus.source_root
+            )
+        return made
+
     def read(self, hit: Hit, name: str) -> Any:
-        """Read field ``name`` of a lazy ``hit`` from the index."""
+        """Read field ``name`` of a lazy ``hit`` from the index (the one place fields are read).
+
+        The fields a results list shows (:data:`PAGE_FIELDS`) are decoded for every hit of
+        ``hit``'s page at once (:meth:`page_fields`) and stored in each of them, so the other
+        hits' reads are plain attribute lookups; ``text`` and ``plain`` (whole chunk bodies)
+        are read for this hit alone.
+        """
+        state = hit.__dict__
+        if name in PAGE_FIELDS:
+            page: _FieldPage = state["_fields"]
+            if not page.filled:
+                page.filled = True
+                for ref, values in zip(page.hits, self.page_fields(page.rows), strict=True):
+                    other = ref()
+                    if other is not None:  # a hit the caller dropped needs nothing
+                        other.__dict__.update(values)
+            if name not in state:  # a page filled before this hit's state was made (unpickled)
+                state.update(self.page_fields([state["_row"]])[0])
+            return state[name]
         c = self.corpus
-        row: int = hit.__dict__["_row"]
-        if name == "id":
-            return c.chunk_id[row]
-        if name == "anchor":
-            return c.chunk_anchor[row]
+        row: int = state["_row"]
         if name == "text":
             return c.chunk_text[row]
-        if name == "heading_path":
-            heading = c.chunk_heading[row]
-            return heading.split("\x1f") if heading else []
-        if name == "source":
-            return c.source_path[int(c.chunk_source[row])]
-        if name == "title":
-            return c.source_title[int(c.chunk_source[row])]
-        if name == "plain":
-            return c.chunk_plain[row] if c.chunk_plain is not None else None
-        from scidx.index.urls import render_url  # loaded by the first URL read
+        return c.chunk_plain[row] if c.chunk_plain is not None else None  # "plain"
 
-        return render_url(c.url_template, hit.source, hit.anchor, c.source_root)  # "url"
+    def page_fields(self, rows: Sequence[int]) -> list[dict[str, Any]]:
+        """:data:`PAGE_FIELDS` of chunk ``rows``, one dict per row.
+
+        One string-table pass per field for a whole page instead of one lookup per field per
+        hit. Rows were range-checked when the hits were made, source rows by
+        :meth:`~scidx.index.corpus.Corpus.check_sources`.
+        """
+        c = self.corpus
+        anchors = c.chunk_anchor.take(rows)
+        sources = c.chunk_source[list(rows)].tolist() if rows else []
+        paths = c.source_path.take(sources)
+        if c.url_template:
+            render = self._urls().render
+            urls = [render(p, a) for p, a in zip(paths, anchors, strict=True)]
+        else:
+            urls = [None] * len(rows)
+        headings = [h.split("\x1f") if h else [] for h in c.chunk_heading.take(rows)]
+        titles = c.source_title.take(sources)
+        columns = zip(c.chunk_id.take(rows), anchors, headings, paths, titles, urls, strict=True)
+        return [
+            {"id": i, "anchor": a, "heading_path": h, "source": p, "title": t, "url": u}
+            for i, a, h, p, t, u in columns
+        ]
+
+
+class _FieldPage:
+    """One page of hits (weakly held: a hit must not keep its page's others alive) and its rows.
+
+    ``filled`` is set once any hit's field was read, when every live hit got its fields.
+    """
+
+    __slots__ = ("filled", "hits", "rows")
+
+    def __init__(self, rows: Sequence[int]) -> None:
+        self.rows = rows
+        self.hits: list[weakref.ref[Hit]] = []
+        self.filled = False

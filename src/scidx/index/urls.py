@@ -22,6 +22,7 @@ from scidx.index.safety import MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
 __all__ = [
     "URL_PLACEHOLDERS",
     "URL_SCHEMES",
+    "UrlRenderer",
     "parse_url_template",
     "render_url",
     "source_root_problem",
@@ -82,6 +83,80 @@ def render_url(
 
 
 URL_PLACEHOLDERS = ("source", "path", "page", "anchor")
+
+
+class UrlRenderer:
+    """:func:`render_url` for one template, parsed once, with each source's URL pre-rendered.
+
+    A results page renders a URL per hit; parsing the template and percent-encoding the path
+    of each hit again costs more than ranking. For each source the template is rendered once
+    around its ``{anchor}`` placeholders, so a hit's URL is one ``join`` of its quoted anchor.
+    ``render(source, anchor)`` returns exactly what
+    ``render_url(template, source, anchor, source_root)`` does.
+
+    Args:
+        template: The ``urlTemplate`` (``None`` or ``""``: every URL is ``None``).
+        source_root: The ``sourceRoot`` the placeholders are relative to.
+    """
+
+    #: The most sources (and anchors) whose rendered pieces are remembered.
+    MEMO = 1 << 14
+
+    def __init__(self, template: str | None, source_root: str | None = None) -> None:
+        self._root = source_root
+        self._with = parse_url_template(template) if template else None
+        self._without = parse_url_template(template.replace("#{anchor}", "")) if template else None
+        # source -> (segments around {anchor} with an anchor, the URL without one)
+        self._sources: dict[str, tuple[list[str] | None, str | None]] = {}
+        self._anchors: dict[str, str] = {}
+
+    def render(self, source: str, anchor: str) -> str | None:
+        """The URL of ``anchor`` in ``source``, or ``None`` (as :func:`render_url`)."""
+        memo = self._sources
+        made = memo.get(source)
+        if made is None:
+            if len(memo) >= self.MEMO:
+                memo.clear()  # bounded; a race only renders a source twice
+            made = memo[source] = self._source(source)
+        if not anchor:
+            return made[1]
+        segments = made[0]
+        if segments is None:
+            return None
+        anchors = self._anchors
+        quoted = anchors.get(anchor)
+        if quoted is None:
+            if len(anchors) >= self.MEMO:
+                anchors.clear()
+            quoted = anchors[anchor] = _quote(anchor, "")
+        url = quoted.join(segments)
+        return url if _scheme_ok(url) else None
+
+    def _source(self, source: str) -> tuple[list[str] | None, str | None]:
+        parts = url_parts_encoded(source, self._root)
+        if parts is None:
+            return None, None
+        segments = _segments(self._with, parts) if self._with is not None else None
+        bare = _segments(self._without, parts) if self._without is not None else None
+        url = "".join(bare) if bare is not None else None  # no {anchor} left to fill ("")
+        return segments, url if url is None or _scheme_ok(url) else None
+
+
+def _segments(pieces: list[tuple[str, str]], parts: dict[str, str]) -> list[str]:
+    """The template filled with ``parts``, split where ``{anchor}`` goes (render_url's rules)."""
+    segments: list[str] = []
+    out: list[str] = []
+    for i, (literal, name) in enumerate(pieces):
+        out.append(literal)
+        if name == "anchor":
+            segments.append("".join(out))
+            out = []
+        elif name == "page" and i + 1 < len(pieces) and pieces[i + 1][0].startswith("."):
+            out.append(parts["page_file"])  # "{page}.html": the page as a file
+        elif name:
+            out.append(parts[name])
+    segments.append("".join(out))
+    return segments
 
 
 def _scheme_ok(url: str) -> bool:
