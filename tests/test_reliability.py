@@ -204,6 +204,46 @@ def test_8_in_place_overwrite_is_an_error_or_harmless_never_sigbus(
         assert "in_memory=True" in proc.stdout
 
 
+_HELD_HITS = """
+import os, sys
+from scidx.errors import CorruptIndexError
+from scidx.index.index import load
+path, close_first = sys.argv[1], sys.argv[2] == "1"
+idx = load(path)
+fields = ("text", "snippet", "url", "to_dict", "title", "source", "heading_path")
+held = {f: idx.search("install kubectl", mode="hybrid", k=2) for f in fields}
+if close_first:
+    idx.close()  # hits outlive their index: their reads are still checked
+os.truncate(path, 0)   # what `cp new path` does first, while hits are held
+for name, hits in held.items():
+    try:
+        value = getattr(hits[0], name)
+        value() if callable(value) else value
+        print(name, "read")
+    except CorruptIndexError as exc:
+        print(name, "error:", "was changed on disk while it was open" in str(exc))
+"""
+
+
+@pytest.mark.parametrize("close_first", [False, True])
+def test_8_hit_fields_read_after_a_truncation_are_an_error_never_sigbus(
+    tmp_path: Path, close_first: bool
+) -> None:
+    """Issue 24 #8: held hits' lazy fields check the file as searches do (no SIGBUS, exit 135)."""
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(build_index(DOCS))
+    proc = subprocess.run(
+        [sys.executable, "-c", _HELD_HITS, str(path), "1" if close_first else "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 7
+    assert all(line.endswith("error: True") for line in lines), lines
+
+
 def test_8_fifo_and_devices_are_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "docs.scidx"
     os.mkfifo(fifo)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +108,8 @@ class Hit:
     def _snippet(self) -> Snippet:
         state = self.__dict__
         lazy = state.get("_lazy")
+        if lazy is not None and lazy.check is not None:
+            lazy.check()  # the snippet reads the text and the offsets from the file
         if lazy is not None and "plain" not in state and "text" not in state:
             body = lazy.corpus.plain(state["_row"])  # one read, without filling two fields
         else:
@@ -296,6 +298,9 @@ class HitRenderer:
         self.postings = postings
         self._sources_checked = False
         self._url_renderer: UrlRenderer | None = None
+        #: Called before any field read from the corpus (the in-place-change check of a
+        #: memory-mapped file, :meth:`~scidx.index.opening.MappedFile.check`); None: nothing.
+        self.check: Callable[[], None] | None = None
 
     def hit(self, row: int, score: float, terms: Sequence[str], snippet_chars: int) -> Hit:
         """Build the :class:`Hit` for chunk ``row``.
@@ -368,7 +373,12 @@ class HitRenderer:
         ``hit``'s page at once (:meth:`page_fields`) and stored in each of them, so the other
         hits' reads are plain attribute lookups; ``text`` and ``plain`` (whole chunk bodies)
         are read for this hit alone.
+
+        Raises:
+            CorruptIndexError: The mapped file was changed in place since it was loaded.
         """
+        if self.check is not None:
+            self.check()
         state = hit.__dict__
         if name in PAGE_FIELDS:
             page: _FieldPage = state["_fields"]

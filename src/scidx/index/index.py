@@ -16,6 +16,7 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 from _thread import allocate_lock  # threading.Lock itself, without importing threading
@@ -126,8 +127,14 @@ class Index:
         return searcher
 
     def _watch_file(self, file: MappedFile) -> None:
-        """Keep ``file`` (the mapped file) to notice in-place overwrites before reading pages."""
+        """Keep ``file`` (the mapped file) to notice in-place overwrites before reading pages.
+
+        Searches check it, and so do the lazy field reads of their hits (which may outlive the
+        index: the descriptor is closed with the last holder of ``file``).
+        """
         self._file = file
+        if self._searcher is not None:
+            self._searcher.renderer.check = functools.partial(file.check, self._header.source)
 
     @property
     def vectors(self) -> np.ndarray:
@@ -513,9 +520,9 @@ class Index:
             self._ids = None
             self._buf = None
             mm, self._mm = self._mm, None
-            file, self._file = self._file, None
-        if file is not None:
-            file.unwatch()
+            # Not unwatched here: hits that outlive the index still check the file before
+            # reading it; the descriptor closes when the last of them is gone.
+            self._file = None
         if mm is not None:
             # Views may still be exported (a running search, or a caller holding `vectors`);
             # the mapping is then released when the last of them is garbage-collected.
