@@ -31,17 +31,39 @@ from scidx.index.corpus import Corpus
 from scidx.index.format import Header, read_header
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS, Hit
 from scidx.index.opening import MappedFile, build_corpus, close_quietly, corrupt, open_file
-from scidx.index.params import SearchParams
+from scidx.index.params import (
+    BatchSearchOptions,
+    FilterOptions,
+    RankBatchOptions,
+    RankOptions,
+    SearchOptions,
+    SearchParams,
+    check_options,
+)
 from scidx.index.safety import parse_meta_json
 from scidx.index.search import Searcher
 from scidx.index.vectors import VectorStore
 from scidx.index.verify import verify_all
 
 if TYPE_CHECKING:
+    import sys
+
     from scidx.index.retrieval import Match, RetrievalRequest
+
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:  # annotations only: typing_extensions is never needed at run time
+        from typing_extensions import Unpack
 
 
 __all__ = ["Hit", "Index", "load", "load_bytes", "load_resource"]
+
+# The options each method takes (checked at run time too: an unknown keyword is a TypeError).
+_FILTERS = FilterOptions.__optional_keys__
+_SEARCH = SearchOptions.__optional_keys__
+_SEARCH_BATCH = BatchSearchOptions.__optional_keys__
+_RANK = RankOptions.__optional_keys__
+_RANK_BATCH = RankBatchOptions.__optional_keys__
 
 
 class Index:
@@ -159,18 +181,8 @@ class Index:
         self,
         query: str,
         *,
-        k: int = 10,
-        mode: str = "hybrid",
-        alpha: float | None = None,
-        min_score: float | None = None,
-        source: str | None = None,
-        heading: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
-        query_vector: Any | None = None,
         on_stage: Callable[[str], None] | None = None,
-        group: str | None = "section",
-        mmr: float | None = None,
+        **options: Unpack[SearchOptions],
     ) -> list[Hit]:
         """Search the index.
 
@@ -215,54 +227,23 @@ class Index:
             >>> hits[0].to_dict()["headingPath"]  # doctest: +SKIP
             ['Tutorial', 'CORS']
         """
-        params = SearchParams.of(
-            k=k,
-            mode=mode,
-            alpha=alpha,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            metadata=metadata,
-            snippet_chars=snippet_chars,
-            query_vector=query_vector,
-            group=group,
-            mmr=mmr,
-        )
+        check_options("search", options, _SEARCH)
+        params = SearchParams.of(options, group="section")
         return self._live().search(query, params, on_stage)
 
     def search_batch(
-        self,
-        queries: Sequence[str],
-        *,
-        k: int = 10,
-        mode: str = "hybrid",
-        alpha: float | None = None,
-        min_score: float | None = None,
-        source: str | None = None,
-        heading: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
-        group: str | None = "section",
-        mmr: float | None = None,
+        self, queries: Sequence[str], **options: Unpack[BatchSearchOptions]
     ) -> list[list[Hit]]:
         """Search for many queries with the same settings: one hit list per query, in order.
 
         The same results as calling :meth:`search` for each query; the settings are validated
-        once for the whole batch.
+        once for the whole batch. The options are :meth:`search`'s except ``query_vector``
+        (``group`` is ``"section"`` by default, like it; ``None`` for raw chunks, as a ranking
+        library returns them).
 
         Args:
             queries: The queries (each as for :meth:`search`).
-            k: As for :meth:`search`.
-            mode: As for :meth:`search`.
-            alpha: As for :meth:`search`.
-            min_score: As for :meth:`search`.
-            source: As for :meth:`search`.
-            heading: As for :meth:`search`.
-            metadata: As for :meth:`search`.
-            snippet_chars: As for :meth:`search`.
-            group: As for :meth:`search` (``"section"`` by default, like it; ``None`` for raw
-                chunks, as a ranking library returns them).
-            mmr: As for :meth:`search`.
+            **options: As for :meth:`search`.
 
         Returns:
             For each query, its hits ordered by score descending, then by chunk id.
@@ -277,19 +258,9 @@ class Index:
         """
         if isinstance(queries, str):
             raise QueryError("search_batch takes a list of queries, not one string; use search")
-        params = SearchParams.of(
-            k=k,
-            mode=mode,
-            alpha=alpha,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            metadata=metadata,
-            snippet_chars=snippet_chars,
-            group=group,
-            mmr=mmr,
-        )
-        return self._live().search_many(queries, params)
+        check_options("search_batch", options, _SEARCH_BATCH)
+        params = SearchParams.of(options, group="section")
+        return self._live().search_batch(queries, params)
 
     def search_with(
         self,
@@ -309,63 +280,29 @@ class Index:
         """
         return self._live().search(query, params, on_stage)
 
-    def rank(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        mode: str = "hybrid",
-        alpha: float | None = None,
-        min_score: float | None = None,
-        source: str | None = None,
-        heading: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        query_vector: Any | None = None,
-        group: str | None = None,
-        mmr: float | None = None,
-    ) -> list[tuple[str, float]]:
+    def rank(self, query: str, **options: Unpack[RankOptions]) -> list[tuple[str, float]]:
         """The same ranking as :meth:`search`, as ``(chunk id, score)`` pairs only.
 
         For callers that need no text (evaluation, re-ranking, large ``k``): it skips building
-        :class:`Hit` objects. Arguments, errors and order are those of :meth:`search`, except
-        that ``group`` defaults to ``None`` (raw chunks, what evaluation measures).
+        :class:`Hit` objects. Options (all but ``snippet_chars``), errors and order are those
+        of :meth:`search`, except that ``group`` defaults to ``None`` (raw chunks, what
+        evaluation measures).
 
         Example:
             >>> idx.rank("configure CORS", k=3, mode="keyword")  # doctest: +SKIP
             [('tutorial/cors.md:cors:0', 7.31), ...]
         """
-        params = SearchParams.of(
-            k=k,
-            mode=mode,
-            alpha=alpha,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            metadata=metadata,
-            query_vector=query_vector,
-            group=group,
-            mmr=mmr,
-        )
-        return self._live().rank(query, params)
+        check_options("rank", options, _RANK)
+        return self._live().rank(query, SearchParams.of(options))
 
     def rank_batch(
-        self,
-        queries: Sequence[str],
-        *,
-        k: int = 10,
-        mode: str = "hybrid",
-        alpha: float | None = None,
-        min_score: float | None = None,
-        source: str | None = None,
-        heading: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        group: str | None = None,
-        mmr: float | None = None,
+        self, queries: Sequence[str], **options: Unpack[RankBatchOptions]
     ) -> list[list[tuple[str, float]]]:
         """:meth:`rank` for many queries with the same settings: one list of pairs per query.
 
         What a ranking library's batch call returns (chunk ids and scores, no :class:`Hit`);
-        the settings are validated once for the whole batch.
+        the settings (:meth:`rank`'s, but no ``query_vector``) are validated once for the
+        whole batch.
 
         Raises:
             QueryError: As for :meth:`rank`, or ``queries`` is a single string.
@@ -377,18 +314,8 @@ class Index:
         """
         if isinstance(queries, str):
             raise QueryError("rank_batch takes a list of queries, not one string; use rank")
-        params = SearchParams.of(
-            k=k,
-            mode=mode,
-            alpha=alpha,
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            metadata=metadata,
-            group=group,
-            mmr=mmr,
-        )
-        return self._live().rank_many(queries, params)
+        check_options("rank_batch", options, _RANK_BATCH)
+        return self._live().rank_batch(queries, SearchParams.of(options))
 
     def retrieve(self, request: RetrievalRequest) -> list[Match]:
         """Answer a :class:`~scidx.index.retrieval.RetrievalRequest`: ``Index`` is a ``Retriever``.
@@ -407,12 +334,8 @@ class Index:
         k: int = 10,
         *,
         query: str | None = None,
-        min_score: float | None = None,
-        source: str | None = None,
-        heading: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
         snippet_chars: int = DEFAULT_SNIPPET_CHARS,
-        group: str | None = None,
+        **options: Unpack[FilterOptions],
     ) -> list[Hit]:
         """Rank chunks by cosine similarity to a caller-embedded query ``vector``.
 
@@ -420,12 +343,10 @@ class Index:
             vector: ``D`` finite numbers (normalised here), from the index's embedding model.
             k: Maximum number of hits (> 0).
             query: Optional query text, used only to pick snippets.
-            min_score: Drop hits with a cosine below this.
-            source: As for :meth:`search`.
-            heading: As for :meth:`search`.
-            metadata: As for :meth:`search`.
             snippet_chars: As for :meth:`search`.
-            group: As for :meth:`search`, but raw chunks (``None``) by default.
+            **options: ``min_score`` (drop hits with a cosine below this), ``source``,
+                ``heading``, ``metadata`` and ``group`` as for :meth:`search`, but raw chunks
+                (``group=None``) by default.
 
         Returns:
             Hits ordered by cosine descending, then by chunk id.
@@ -435,18 +356,15 @@ class Index:
         """
         if vector is None:
             raise QueryError("search_vector needs a vector")
-        params = SearchParams.of(
-            k=k,
-            mode="vector",
-            min_score=min_score,
-            source=source,
-            heading=heading,
-            metadata=metadata,
-            snippet_chars=snippet_chars,
-            query_vector=vector,
-            group=group,
-        )
-        return self._live().search(query, params)
+        check_options("search_vector", options, _FILTERS)
+        settings: dict[str, Any] = {
+            **options,
+            "k": k,
+            "mode": "vector",
+            "snippet_chars": snippet_chars,
+            "query_vector": vector,
+        }
+        return self._live().search(query, SearchParams.of(settings))
 
     def embed_query(self, query: str) -> np.ndarray:
         """Embed ``query`` with the index's provider (as vector search would).

@@ -5,6 +5,10 @@ ranking, the filters, hit rendering) trusts it. ``Index.search``/``Index.rank`` 
 their keyword arguments, :class:`~scidx.index.retrieval.RetrievalRequest` *is* one (plus the
 question and a progress callback), and ``Index.search_batch`` validates one for a whole batch.
 
+The keyword form of the same settings is declared once too, as :class:`SearchOptions` (a
+``TypedDict``), so that ``Index.search(query, **options)`` shows every option to IDEs and mypy
+(``Unpack``); the methods that take fewer take a narrower ``TypedDict`` made of the same parts.
+
 Runtime module: numpy and the stdlib only.
 """
 
@@ -12,8 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -23,7 +27,17 @@ from scidx.index.filters import Filters
 from scidx.index.grouping import GROUPS
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS
 
-__all__ = ["DEFAULT_ALPHA", "MODES", "SearchParams"]
+__all__ = [
+    "DEFAULT_ALPHA",
+    "MODES",
+    "BatchSearchOptions",
+    "FilterOptions",
+    "RankBatchOptions",
+    "RankOptions",
+    "SearchOptions",
+    "SearchParams",
+    "check_options",
+]
 
 MODES = ("hybrid", "keyword", "vector")
 #: The hybrid weight of indexes whose header records no fusion settings (the hashing
@@ -49,6 +63,44 @@ def _real(value: object) -> float | None:
 def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+class FilterOptions(TypedDict, total=False):
+    """Which chunks may come back, grouped how, and the snippet length (every search takes these).
+
+    Each option means what the :class:`SearchParams` field of the same name means.
+    """
+
+    min_score: float | None
+    source: str | None
+    heading: str | None
+    metadata: Mapping[str, Any] | None
+    group: str | None
+
+
+class RankBatchOptions(FilterOptions, total=False):
+    """The options of a ranking by query text: ``Index.rank_batch``."""
+
+    k: int
+    mode: str
+    alpha: float | None
+    mmr: float | None
+
+
+class RankOptions(RankBatchOptions, total=False):
+    """``Index.rank``'s options: a ranking that may bring its own query vector."""
+
+    query_vector: Any | None
+
+
+class BatchSearchOptions(RankBatchOptions, total=False):
+    """``Index.search_batch``'s options: a ranking rendered as hits with snippets."""
+
+    snippet_chars: int
+
+
+class SearchOptions(BatchSearchOptions, RankOptions, total=False):
+    """Every search option, as ``Index.search`` takes them (``Unpack[SearchOptions]``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,33 +196,31 @@ class SearchParams:
         return wide
 
     @classmethod
-    def of(
-        cls,
-        k: int = 10,
-        mode: str = "hybrid",
-        alpha: float | None = None,
-        min_score: float | None = None,
-        source: str | None = None,
-        heading: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        snippet_chars: int = DEFAULT_SNIPPET_CHARS,
-        query_vector: Any | None = None,
-        group: str | None = None,
-        mmr: float | None = None,
-    ) -> SearchParams:
-        """``SearchParams(...)``, reusing an equal object validated before when there is one.
+    def of(cls, options: Mapping[str, Any], *, group: str | None = None) -> SearchParams:
+        """``SearchParams(**options)``, reusing an equal object validated before when there is one.
 
         A search box repeats the same settings on every query; this skips re-validating them.
         Parameters with a metadata filter or a query vector are always made afresh.
+
+        Args:
+            options: Any of the :class:`SearchOptions`; the others take their defaults.
+            group: The caller's default grouping (``Index.search`` groups by section,
+                ``Index.rank`` ranks raw chunks); ``options["group"]`` overrides it.
+
+        Raises:
+            QueryError: A bad value (see :meth:`__post_init__`).
         """
+        values = {**_DEFAULTS, "group": group, **options}
         # Types are part of the key: k=True equals k=1 but must still be refused.
         key = (
-            *(type(k), k, mode, type(alpha), alpha, type(min_score), min_score),
-            *(source, heading, type(snippet_chars), snippet_chars),
-            *(group, type(mmr), mmr),
+            *(type(values["k"]), values["k"], values["mode"]),
+            *(type(values["alpha"]), values["alpha"]),
+            *(type(values["min_score"]), values["min_score"], values["source"]),
+            *(values["heading"], type(values["snippet_chars"]), values["snippet_chars"]),
+            *(values["group"], type(values["mmr"]), values["mmr"]),
         )
         # A metadata filter or a query vector is neither hashable in general nor repeated.
-        memo = metadata is None and query_vector is None
+        memo = values["metadata"] is None and values["query_vector"] is None
         found = None
         if memo:
             try:
@@ -178,19 +228,7 @@ class SearchParams:
             except TypeError:  # an unhashable (so invalid) value: let validation explain it
                 memo = False
         if found is None:
-            found = cls(
-                k=k,
-                mode=mode,
-                alpha=alpha,
-                min_score=min_score,
-                source=source,
-                heading=heading,
-                metadata=metadata,
-                snippet_chars=snippet_chars,
-                query_vector=query_vector,
-                group=group,
-                mmr=mmr,
-            )
+            found = cls(**values)
             if memo:
                 if len(_MEMO) >= _MEMO_MAX:
                     _MEMO.clear()
@@ -207,3 +245,20 @@ class SearchParams:
 # Validated parameters by value (see SearchParams.of); bounded, shared by every index.
 _MEMO: dict[tuple[object, ...], SearchParams] = {}
 _MEMO_MAX = 256
+
+#: Each option's default: the dataclass fields, read once.
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(SearchParams) if f.init}
+
+
+def check_options(caller: str, options: Mapping[str, object], names: frozenset[str]) -> None:
+    """Refuse an option ``caller`` does not take, as Python refuses an unknown keyword.
+
+    ``Index`` methods take ``**options: Unpack[...]``: mypy checks the names statically, and
+    this keeps a misspelt or unsupported option from being silently ignored at run time.
+
+    Raises:
+        TypeError: An option outside ``names``.
+    """
+    for name in options:
+        if name not in names:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}")

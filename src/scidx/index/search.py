@@ -149,7 +149,7 @@ class Searcher:
                 object.__setattr__(hit, "sections", tuple(subs))  # Hit is frozen
         return out
 
-    def search_many(self, queries: Sequence[str], params: SearchParams) -> list[list[Hit]]:
+    def search_batch(self, queries: Sequence[str], params: SearchParams) -> list[list[Hit]]:
         """:meth:`search` for each of ``queries`` (the engine behind ``Index.search_batch``)."""
         if params.group is not None or params.mmr is not None:
             return [self.search(query, params) for query in queries]
@@ -160,7 +160,7 @@ class Searcher:
             for rows, scores, terms in self._many(queries, params)
         ]
 
-    def rank_many(
+    def rank_batch(
         self, queries: Sequence[str], params: SearchParams
     ) -> list[list[tuple[str, float]]]:
         """:meth:`rank` for each of ``queries`` (the engine behind ``Index.rank_batch``)."""

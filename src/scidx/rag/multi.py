@@ -15,13 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from scidx.errors import ConfigError
+from scidx.fusion import RRF_K, rrf_fuse
 from scidx.index.retrieval import STAGE_FUSION, Match, RetrievalRequest, Retriever, StageEvent
 
 __all__ = ["RRF_K", "MultiIndexRetriever"]
-
-
-#: The reciprocal-rank-fusion constant (Cormack et al. 2009); 60 is the usual choice.
-RRF_K = 60
 
 
 def _retriever_name(retriever: Retriever, position: int) -> str:
@@ -99,16 +96,17 @@ class MultiIndexRetriever:
         if self.strategy == "separate":
             return [m for block in lists for m in block]
         started = time.perf_counter()
-        scored: list[tuple[float, int, int, Match]] = []
-        for position, block in enumerate(lists):
-            for rank, match in enumerate(block, start=1):
-                if self.fusion == "rrf":
-                    fused = 1.0 / (self.rrf_k + rank)
-                    scored.append((fused, position, rank, replace(match, raw_score=match.score)))
-                else:
-                    scored.append((match.score, position, rank, match))
-        scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-        merged = [replace(m, score=s) if self.fusion == "rrf" else m for s, _, _, m in scored]
+        if self.fusion == "rrf":
+            fused = rrf_fuse(lists, self.rrf_k)
+            merged = [replace(m, score=s, raw_score=m.score) for s, m in fused]
+        else:
+            scored = [
+                (match.score, position, rank, match)
+                for position, block in enumerate(lists)
+                for rank, match in enumerate(block, start=1)
+            ]
+            scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+            merged = [m for *_, m in scored]
         merged = merged[: request.k]
         request.report(
             StageEvent(STAGE_FUSION, time.perf_counter() - started, len(merged), self.name)

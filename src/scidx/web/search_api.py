@@ -14,7 +14,6 @@ index's ``score``.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +21,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scidx.errors import ScidxError
-from scidx.index.index import Index
+from scidx.fusion import rrf_fuse
+from scidx.index.grouping import GROUPS as INDEX_GROUPS
 from scidx.web.common import (
     MODES,
     ApiError,
@@ -36,65 +36,21 @@ from scidx.web.common import (
 )
 from scidx.web.store import IndexSet, ServedIndex
 
-__all__ = ["GROUPS", "NATIVE_GROUP", "make_search_endpoint"]
+__all__ = ["GROUPS", "make_search_endpoint"]
 
 PARAMS = ("q", "k", "mode", "source", "heading", "group", "index")
-GROUPS = ("none", "section", "page")
-RRF_K = 60
-
-# Whether this scidx's Index.search groups results itself (the `group=` option). Without it the
-# app collapses results here: one hit per section, or per page with its other sections listed.
-NATIVE_GROUP = "group" in inspect.signature(Index.search).parameters
+#: The ``group=`` values: the index's groupings, or ``none`` for raw chunks.
+GROUPS = ("none", *INDEX_GROUPS)
 
 
 def _run_one(
     entry: ServedIndex, query: str, k: int, options: dict[str, Any], group: str | None
 ) -> list[dict[str, Any]]:
     with entry.lease() as idx:
-        if group is None or NATIVE_GROUP:
-            extra: dict[str, Any] = {"group": group} if NATIVE_GROUP else {}
-            hits = idx.search(query, k=k, **options, **extra)
-            rows = [hit.to_dict() for hit in hits]
-        else:
-            # Enough raw chunks that collapsing them still fills k results in most cases.
-            hits = idx.search(query, k=min(k * 5, len(idx) or 1), **options)
-            rows = _collapse([hit.to_dict() for hit in hits], group)[:k]
+        rows = [hit.to_dict() for hit in idx.search(query, k=k, group=group, **options)]
     for row in rows:
         row["index"] = entry.name
     return rows
-
-
-def _collapse(rows: list[dict[str, Any]], group: str) -> list[dict[str, Any]]:
-    """Best hit per section (``section``) or per page with its other sections (``page``)."""
-    out: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in rows:
-        key = (row["source"], row["anchor"] if group == "section" else "")
-        first = seen.get(key)
-        if first is None:
-            seen[key] = row
-            if group == "page":
-                row["sections"] = []
-            out.append(row)
-        elif group == "page" and all(s["anchor"] != row["anchor"] for s in first["sections"]):
-            if row["anchor"] != first["anchor"]:
-                first["sections"].append(
-                    {
-                        key: row[key]
-                        for key in ("id", "score", "anchor", "headingPath", "snippet", "url")
-                    }
-                )
-    return out
-
-
-def _fuse(lists: list[list[dict[str, Any]]], k: int) -> list[dict[str, Any]]:
-    """Reciprocal-rank fusion of per-index lists; ties by index order, then rank."""
-    scored: list[tuple[float, int, int, dict[str, Any]]] = []
-    for position, rows in enumerate(lists):
-        for rank, row in enumerate(rows):
-            scored.append((1.0 / (RRF_K + rank + 1), position, rank, row))
-    scored.sort(key=lambda item: (-item[0], item[1], item[2]))
-    return [row for *_, row in scored[:k]]
 
 
 def make_search_endpoint(
@@ -149,7 +105,7 @@ def make_search_endpoint(
                     lists.append(_run_one(entry, query, k, options, group))
                 except ScidxError as exc:
                     raise from_scidx_error(exc) from None
-            return lists[0] if len(lists) == 1 else _fuse(lists, k)
+            return lists[0] if len(lists) == 1 else [row for _, row in rrf_fuse(lists)[:k]]
 
         hits = await slots.run(run)
         return json_response({"query": query, "mode": mode, "k": k, "group": group, "hits": hits})
