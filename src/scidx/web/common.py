@@ -43,6 +43,8 @@ __all__ = [
 
 MODES = ("hybrid", "keyword", "vector")
 logger = logging.getLogger("scidx.web")
+DEFAULT_FILTER_CANDIDATES = 1_000
+"""Best-ranked chunks a filtered vector-store search examines (:class:`WebSettings`)."""
 T = TypeVar("T")
 
 
@@ -68,6 +70,8 @@ class WebSettings:
         load_mode: How index files are held (``auto``, ``memory``, ``copy``, ``map``; see
             :mod:`scidx.web.snapshot`): every mode but ``map`` survives in-place rewrites.
         memory_max: ``auto`` reads files up to this many bytes into memory, copies larger ones.
+        filter_candidates: How many best-ranked chunks a vector-store search with ``filters``
+            examines (the bound on its work; fewer results come back when fewer pass).
     """
 
     max_k: int = 50
@@ -82,6 +86,7 @@ class WebSettings:
     search_threads: int = 0
     load_mode: str = "auto"
     memory_max: int = DEFAULT_MEMORY_MAX
+    filter_candidates: int = DEFAULT_FILTER_CANDIDATES
 
     def validate(self) -> None:
         """Raise :class:`~scidx.errors.ConfigError` for a setting out of range."""
@@ -100,6 +105,10 @@ class WebSettings:
         if not 0 <= self.search_threads <= 256:
             raise ConfigError(f"search_threads must be in 0..256, got {self.search_threads}")
         check_load_mode(self.load_mode, self.memory_max)
+        if not 1 <= self.filter_candidates <= 1_000_000:
+            raise ConfigError(
+                f"filter_candidates must be in 1..1000000, got {self.filter_candidates}"
+            )
 
 
 class SearchSlots:

@@ -45,6 +45,7 @@ from starlette.responses import Response
 from scidx.errors import ScidxError
 from scidx.index.index import Index
 from scidx.web.common import (
+    DEFAULT_FILTER_CANDIDATES,
     ApiError,
     SearchSlots,
     WebSettings,
@@ -66,7 +67,10 @@ LOCAL_PROVIDERS = frozenset({"hashing", "local"})
 SEARCH_FIELDS = ("query", "filters", "max_num_results", "ranking_options", "rewrite_query")
 RANKERS = ("none", "auto", "default-2024-11-15")
 COMPARISONS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
-MAX_FILTER_NODES = 64
+# Most filter terms in one request: each filter counts one, and so does each in/nin value.
+MAX_FILTER_TERMS = 256
+# Attributes that differ between the chunks of one page; the others are evaluated once a page.
+CHUNK_ATTRIBUTES = frozenset({"heading", "anchor", "chunk_id", "url"})
 MAX_FILTER_DEPTH = 8
 MAX_QUERIES = 16
 MAX_EMBED_INPUTS = 2048
@@ -135,12 +139,15 @@ def check_filter(
     node: Any, where: str = "filters", depth: int = 0, budget: list[int] | None = None
 ) -> dict[str, Any]:
     """Validate an OpenAI ``ComparisonFilter`` / ``CompoundFilter`` tree; return it as is."""
-    budget = budget if budget is not None else [MAX_FILTER_NODES]
+    budget = budget if budget is not None else [MAX_FILTER_TERMS]
     budget[0] -= 1
+    if isinstance(node, dict) and isinstance(node.get("value"), list):
+        budget[0] -= len(node["value"])  # a value list costs what the same `or` of `eq` would
     if budget[0] < 0 or depth > MAX_FILTER_DEPTH:
         raise ApiError(
             400,
-            f"{where}: at most {MAX_FILTER_NODES} filters, nested at most {MAX_FILTER_DEPTH} deep",
+            f"{where}: at most {MAX_FILTER_TERMS} filter terms (each filter and each value of "
+            f"an in/nin list counts one), nested at most {MAX_FILTER_DEPTH} deep",
             param=where,
             code="invalid_filter",
         )
@@ -267,6 +274,31 @@ def matches(node: Mapping[str, Any], attributes: Mapping[str, Any]) -> bool:
     return bool(a <= b)
 
 
+def reduce_filter(node: Mapping[str, Any], page: Mapping[str, Any]) -> bool | Mapping[str, Any]:
+    """``node`` with every comparison on a page-level attribute evaluated against ``page``.
+
+    Returns True or False when the result no longer depends on the chunk, else the remaining
+    tree (comparisons on :data:`CHUNK_ATTRIBUTES` only), so a page's front matter is compared
+    once per page, not once per chunk.
+    """
+    kind: str = node["type"]
+    if kind not in ("and", "or"):
+        return node if node["key"] in CHUNK_ATTRIBUTES else matches(node, page)
+    rest: list[bool | Mapping[str, Any]] = []
+    for child in node["filters"]:
+        part = reduce_filter(child, page)
+        if part is True or part is False:
+            if part is (kind == "or"):
+                return part  # True decides an `or`, False an `and`
+            continue
+        rest.append(part)
+    if not rest:
+        return kind == "and"
+    if len(rest) == 1:
+        return rest[0]
+    return {"type": kind, "filters": rest}
+
+
 # -- search ----------------------------------------------------------------------------------
 
 
@@ -321,23 +353,39 @@ def run_search(
     threshold: float | None,
     filters: Mapping[str, Any] | None,
     front_matter: Callable[[Index, str], Mapping[str, Any]],
+    candidates: int = DEFAULT_FILTER_CANDIDATES,
 ) -> list[dict[str, Any]]:
-    """The search results for one vector-store request (on a leased index)."""
+    """The search results for one vector-store request (on a leased index).
+
+    With ``filters``, only the best ``candidates`` chunks are examined: fewer than ``k``
+    results come back when fewer of them pass.
+    """
     if filters is None:
         hits = idx.search(query, k=k, mode=mode, min_score=threshold)
         return [
             _result(hit, hit.score, _attributes(hit, front_matter(idx, hit.source))) for hit in hits
         ]
-    # Filters on arbitrary attributes cannot be pushed into the ranking: walk the whole ranking
-    # (ids and scores only, cheap) and build hits until k of them pass.
+    # Filters on arbitrary attributes cannot be pushed into the ranking: the best `candidates`
+    # chunks are examined (a bound on each request's work, whatever the filter), their fields
+    # read a page of hits at once, each page's attributes compared once.
     out: list[dict[str, Any]] = []
-    for chunk_id, score in idx.rank(query, k=max(len(idx), 1), mode=mode, min_score=threshold):
-        hit = idx.get(chunk_id)
-        if hit is None:
+    limit = max(1, min(len(idx), candidates))
+    pages: dict[str, bool | Mapping[str, Any]] = {}
+    for hit in idx.search(query, k=limit, mode=mode, min_score=threshold):
+        source = hit.source
+        reduced = pages.get(source)
+        if reduced is None:
+            page = {
+                key: value
+                for key, value in _attributes(hit, front_matter(idx, source)).items()
+                if key not in CHUNK_ATTRIBUTES
+            }
+            reduced = pages[source] = reduce_filter(filters, page)
+        if reduced is False:
             continue
-        attrs = _attributes(hit, front_matter(idx, hit.source))
-        if matches(filters, attrs):
-            out.append(_result(hit, score, attrs))
+        attrs = _attributes(hit, front_matter(idx, source))
+        if reduced is True or matches(reduced, attrs):
+            out.append(_result(hit, hit.score, attrs))
             if len(out) == k:
                 break
     return out
@@ -509,6 +557,7 @@ class OpenAIRoutes:
                         threshold=threshold,
                         filters=filters,
                         front_matter=self.front_matter,
+                        candidates=self.settings.filter_candidates,
                     )
                 except ScidxError as exc:
                     raise from_scidx_error(exc, "query") from None

@@ -1,0 +1,144 @@
+"""Each request's work is bounded (issue 24 #3): filter terms, candidates walked, per-page work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("starlette", reason="scidx.web needs the serve extra")
+pytest.importorskip("uvicorn", reason="scidx.web needs the serve extra")
+
+from scidx.index.index import Index, load  # noqa: E402
+from scidx.pack.packer import pack_records  # noqa: E402
+from scidx.web import WebSettings, create_app, openai_api  # noqa: E402
+from web_server import UvicornThread, assert_error  # noqa: E402
+
+PAGES, PER_PAGE = 40, 50
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 chunks on 40 pages, every one matching the query word ``alpha``."""
+    path = tmp_path_factory.mktemp("bounds") / "wide.scidx"
+    records = [
+        {
+            "id": f"p{p}.md:s{c}:0",
+            "source": f"p{p}.md",
+            "anchor": f"s{c}",
+            "title": f"Page {p}",
+            "text": f"alpha section {c} of page {p}",
+            "metadata": {"team": f"t{p % 4}", "level": p % 3},
+        }
+        for p in range(PAGES)
+        for c in range(PER_PAGE)
+    ]
+    pack_records(records, path, dimensions=32, use_cache=False)
+    return path
+
+
+def _counting(calls: list[str]) -> Any:
+    def front_matter(idx: Index, source: str) -> dict[str, Any]:
+        calls.append(source)
+        return dict(idx.source_metadata().get(source, {}))
+
+    return front_matter
+
+
+def test_a_filter_matching_nothing_examines_a_bounded_number_of_chunks(
+    wide: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    attributes = openai_api._attributes
+
+    def counted(hit: Any, front: Any) -> dict[str, Any]:
+        made.append(1)
+        return attributes(hit, front)
+
+    monkeypatch.setattr(openai_api, "_attributes", counted)
+    nothing = {"type": "eq", "key": "anchor", "value": "no-such-anchor"}
+    with load(wide) as idx:
+        out = openai_api.run_search(
+            idx,
+            "alpha",
+            k=5,
+            mode="keyword",
+            threshold=None,
+            filters=nothing,
+            front_matter=_counting([]),
+            candidates=300,
+        )
+    assert out == []
+    # At most the 300 candidates, each once (the whole ranking was 2,000 hits before).
+    assert 0 < len(made) <= 300 + PAGES
+
+
+def test_page_attributes_are_compared_once_per_page(wide: Path) -> None:
+    calls: list[str] = []
+    # Front matter that no page has: decided per page, no chunk of the page is looked at again.
+    nothing = {
+        "type": "or",
+        "filters": [{"type": "in", "key": "team", "value": ["x1", "x2"]}] * 3,
+    }
+    with load(wide) as idx:
+        out = openai_api.run_search(
+            idx,
+            "alpha",
+            k=5,
+            mode="keyword",
+            threshold=None,
+            filters=nothing,
+            front_matter=_counting(calls),
+            candidates=PAGES * PER_PAGE,
+        )
+        assert out == []
+        assert len(calls) == PAGES == len(set(calls))
+        # A mixed tree still gives the same results as evaluating every chunk in full.
+        mixed = {
+            "type": "and",
+            "filters": [
+                {"type": "eq", "key": "team", "value": "t1"},
+                {"type": "in", "key": "anchor", "value": ["s3", "s7"]},
+                {"type": "or", "filters": [{"type": "gte", "key": "level", "value": 1}]},
+            ],
+        }
+        got = openai_api.run_search(
+            idx,
+            "alpha",
+            k=50,
+            mode="keyword",
+            threshold=None,
+            filters=mixed,
+            front_matter=_counting([]),
+            candidates=PAGES * PER_PAGE,
+        )
+    want = [f"p{p}.md:s{c}:0" for p in range(PAGES) for c in (3, 7) if p % 4 == 1 and p % 3 >= 1]
+    assert sorted(r["attributes"]["chunk_id"] for r in got) == sorted(want)
+
+
+@pytest.fixture(scope="module")
+def http(wide: Path) -> Iterator[httpx.Client]:
+    app = create_app([wide], WebSettings(token_env=None, max_body_bytes=256 * 1024))
+    with UvicornThread(app) as server, httpx.Client(base_url=server.url, timeout=30) as c:
+        yield c
+
+
+def test_filter_values_count_toward_the_filter_budget(http: httpx.Client) -> None:
+    # The issue's body: 63 `in` nodes of 20 values under one `or` (64 nodes, 1,260 values).
+    values = [f"v{i}" for i in range(20)]
+    node = {
+        "type": "or",
+        "filters": [{"type": "in", "key": f"k{i}", "value": values} for i in range(63)],
+    }
+    response = http.post("/v1/vector_stores/wide/search", json={"query": "alpha", "filters": node})
+    assert_error(response, 400, "at most 256 filter terms")
+    small = {"type": "in", "key": "team", "value": ["t1", "t2"]}
+    response = http.post(
+        "/v1/vector_stores/wide/search",
+        json={"query": "alpha", "filters": small, "max_num_results": 3},
+    )
+    assert response.status_code == 200, response.text
+    assert [r["attributes"]["team"] for r in response.json()["data"]] != []
