@@ -12,7 +12,8 @@ import scidx.cli.pack
 import scidx.cli.pipeline
 import scidx.cli.postgres
 import scidx.cli.search
-import scidx.cli.serve  # noqa: F401
+import scidx.cli.serve
+import scidx.cli.web  # noqa: F401
 from scidx.cli.app import app
 from scidx.cli.exits import USAGE_EXIT
 from scidx.cli.output import echo

@@ -1,12 +1,17 @@
-// The scidx search page: search-as-you-type over GET search?q=, results grouped per page.
-// No dependencies. Text from the index is only ever set with textContent, never parsed as HTML.
+// The scidx search page: search-as-you-type over GET search?q=, results grouped per page; or,
+// on a static bundle (#app[data-bundle], written by toolup-rag export-web), over the bundle
+// with its reader module, no server. No dependencies. Text from the index is only ever set with textContent, never parsed as HTML.
 (function () {
   "use strict";
 
-  var DEBOUNCE_MS = 150;
   var K = 20;
 
   var app = document.getElementById("app");
+  var bundleUrl = app.getAttribute("data-bundle");
+  // A bundle searches in the page itself: no request per keystroke to spare a server, so every
+  // keystroke searches (stale answers are dropped by the sequence number).
+  var DEBOUNCE_MS = bundleUrl ? 0 : 150;
+  var bundle = null;
   var form = document.getElementById("search-form");
   var input = document.getElementById("q");
   var picker = document.getElementById("index");
@@ -65,6 +70,16 @@
       setStatus("", false);
       return;
     }
+    if (bundleUrl) {
+      searchBundle(q).then(function (hits) {
+        if (mine === sequence) render(hits, q);
+      }).catch(function (error) {
+        if (mine !== sequence) return;
+        clearResults();
+        setStatus("Search failed: " + (error && error.message ? error.message : error), true);
+      });
+      return;
+    }
     controller = new AbortController();
     var url = new URL("search", document.baseURI);
     url.searchParams.set("q", q);
@@ -90,6 +105,18 @@
         if (mine !== sequence) return;
         setStatus("Search failed: " + (error && error.message ? error.message : error), true);
       });
+  }
+
+  // The bundle's reader is loaded on first use (import() from a classic script).
+  function searchBundle(q) {
+    if (!bundle) {
+      var reader = new URL(app.getAttribute("data-reader"), document.baseURI).href;
+      bundle = import(reader).then(function (m) {
+        return m.Bundle.open(new URL(bundleUrl, document.baseURI).href, window.scidxBundleOptions || {});
+      });
+      bundle.catch(function () { bundle = null; });
+    }
+    return bundle.then(function (b) { return b.search(q, { k: K }); });
   }
 
   // Query words, for highlighting when the server sends no match ranges: a snippet word is

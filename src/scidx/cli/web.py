@@ -1,0 +1,51 @@
+"""``toolup-rag export-web``: write a static search bundle (no server) from an index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from scidx.cli.app import app
+from scidx.cli.exits import fail, unreadable
+from scidx.errors import ScidxError
+
+__all__ = ["export_web_command"]
+
+
+@app.command("export-web")
+def export_web_command(
+    index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
+    out: Annotated[Path, typer.Argument(help="The bundle folder (created or replaced).")],
+    title: Annotated[
+        str | None, typer.Option("--title", help="The search page's title (default: Search).")
+    ] = None,
+    embeddings_url: Annotated[
+        str | None,
+        typer.Option(
+            "--embeddings-url",
+            help="OpenAI-compatible API base (https://host/v1) for the page's vector leg "
+            "(semantic indexes; default: keyword only).",
+        ),
+    ] = None,
+) -> None:
+    """Write a static search bundle: open OUT/index.html from any static host, no server.
+
+    Keyword results equal `toolup-rag search --mode keyword`; files other than index.html and
+    scidx-bundle.json are content-hashed (cache them forever). See docs/web-bundle.md.
+    """
+    from scidx.export.web_bundle import write_web_bundle
+
+    try:
+        report = write_web_bundle(index, out, title=title, embeddings_url=embeddings_url)
+    except ScidxError as exc:
+        fail(exc)
+    except OSError as exc:
+        fail(unreadable(index, exc))
+    typer.echo(
+        f"wrote {report.out}: {report.files} files, {report.bytes:,} bytes "
+        f"({report.terms:,} terms in {report.term_shards} shards, {report.pages} pages, "
+        f"{report.vector_shards} vector shards)",
+        err=True,
+    )

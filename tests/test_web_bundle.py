@@ -1,0 +1,104 @@
+"""The static search bundle (``toolup-rag export-web``): bytes, names, atomic writes, refusals.
+
+Keyword parity with Python in a real browser is tests/test_web_bundle_browser.py.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import xxhash
+
+from scidx.cli import main
+from scidx.errors import OutputError
+from scidx.export.web_bundle import MANIFEST_NAME, build_web_bundle, write_web_bundle
+from scidx.index.index import load
+from scidx.pack.packer import pack_docs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def docs_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("site")
+    shutil.copytree(ROOT / "fixtures" / "docs", folder / "docs")
+    config = folder / "staticcorpus.json"
+    config.write_text(
+        json.dumps(
+            {
+                "include": ["docs/**/*.md"],
+                "output": "site.scidx",
+                "urlTemplate": "/site/{page}#{anchor}",
+            }
+        ),
+        encoding="utf-8",
+    )
+    pack_docs(config, use_cache=False)
+    return folder / "site.scidx"
+
+
+def test_same_index_same_bytes_and_content_hashed_names(docs_index: Path) -> None:
+    with load(docs_index) as idx:
+        first = build_web_bundle(idx)
+    with load(docs_index) as idx:
+        assert build_web_bundle(idx) == first
+    manifest = json.loads(first[MANIFEST_NAME])
+    assert manifest["format"] == "scidx-web/1"
+    assert manifest["vectors"] is None  # the hashing provider: keyword only
+    immutable = [n for n in first if n not in (MANIFEST_NAME, "index.html")]
+    assert immutable
+    for name in immutable:
+        digest = name.rsplit("/", 1)[-1].split(".")[-2]
+        assert xxhash.xxh3_64_hexdigest(first[name]).startswith(digest), name
+        if name.endswith(".bin"):
+            gzip.decompress(first[name])  # every shard and fragment is one gzip member
+    referenced = {s[1] for s in manifest["shards"]} | {manifest["pages"], manifest["reader"]}
+    assert referenced <= set(first)
+    assert manifest["terms"] > 100 and manifest["chunks"] == len(load(docs_index))
+
+
+def test_write_replaces_a_previous_bundle_atomically(docs_index: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    report = write_web_bundle(docs_index, out)
+    assert (out / MANIFEST_NAME).is_file() and (out / "index.html").is_file()
+    assert report.files == sum(1 for p in out.rglob("*") if p.is_file())
+    (out / "stale.txt").write_text("left from an old bundle", encoding="utf-8")
+    write_web_bundle(docs_index, out)
+    assert not (out / "stale.txt").exists()  # the folder was swapped as a whole
+    assert [p.name for p in tmp_path.iterdir()] == ["bundle"]  # no temp folder left behind
+
+
+def test_a_folder_that_is_not_a_bundle_is_never_replaced(docs_index: Path, tmp_path: Path) -> None:
+    precious = tmp_path / "site"
+    precious.mkdir()
+    (precious / "notes.md").write_text("mine", encoding="utf-8")
+    with pytest.raises(OutputError, match="holds other files"):
+        write_web_bundle(docs_index, precious)
+    assert (precious / "notes.md").read_text(encoding="utf-8") == "mine"
+    afile = tmp_path / "file"
+    afile.write_text("x", encoding="utf-8")
+    with pytest.raises(OutputError, match="not a folder"):
+        write_web_bundle(docs_index, afile)
+
+
+def test_cli_export_web(
+    docs_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["export-web", str(docs_index), str(tmp_path / "b"), "--title", "Kelpie <docs>"])
+    assert done.value.code == 0
+    assert "terms in" in capsys.readouterr().err
+    page = (tmp_path / "b" / "index.html").read_text(encoding="utf-8")
+    assert (
+        "<title>Kelpie &lt;docs&gt;</title>" in page and 'data-bundle="scidx-bundle.json"' in page
+    )
+    with pytest.raises(SystemExit) as done:
+        main(["export-web", str(tmp_path / "missing.scidx"), str(tmp_path / "c")])
+    assert done.value.code != 0
+    err = capsys.readouterr().err
+    assert "missing.scidx" in err and "Traceback" not in err
+    assert not (tmp_path / "c").exists()

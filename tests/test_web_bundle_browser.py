@@ -1,0 +1,232 @@
+"""The static bundle in headless Chromium: keyword results identical to Python, no server.
+
+The bundle is written with ``export-web`` and served by a loopback ``http.server`` (any static
+host). Python's ``Index.search(q, mode="keyword")`` is the oracle: the same ids in the same
+order, scores within 1e-6, the same snippets and highlighted words. The JS tokenizer is checked
+word for word against ``scidx.tokenize`` over more than 50,000 distinct words of ``../shared``.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import random
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scidx.export.web_bundle import MANIFEST_NAME, write_web_bundle
+from scidx.index.index import Index, load, load_bytes
+from scidx.tokenize import tokenize
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (test extra)")
+from test_web_browser import FLAGS, artifact, chromium  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS_QUERIES = [
+    "ship nginx logs",
+    "install",
+    "configure the server",
+    "How do I set the batch size?",
+    "kelpie check --config",
+    "KELPIE_BATCH_SIZE",
+    "s3 region credentials",
+    "rate limits retries",
+    "what is a checkpoint file",
+    "the",  # only a stop-word: no results
+    "zzqqxx",
+    "",
+]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def _serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(_Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = chromium()
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, headless=True, args=FLAGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[Path, str]]]:
+    """The docs fixture's bundle, and a SciFact sample's when ../shared is there."""
+    folder = tmp_path_factory.mktemp("bundles")
+    shutil.copytree(ROOT / "fixtures" / "docs", folder / "docs")
+    (folder / "staticcorpus.json").write_text(
+        json.dumps(
+            {"include": ["docs/**/*.md"], "output": "docs.scidx", "urlTemplate": "/{page}#{anchor}"}
+        ),
+        encoding="utf-8",
+    )
+    from scidx.pack.packer import pack_docs
+
+    pack_docs(folder / "staticcorpus.json", use_cache=False)
+    write_web_bundle(folder / "docs.scidx", folder / "docs-site")
+    server, url = _serve(folder / "docs-site")
+    out = {"docs": (folder / "docs.scidx", url)}
+    try:
+        yield out
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _open(browser: Any, url: str) -> Any:
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+def _run(page: Any, url: str, queries: list[str], k: int = 10, group: Any = "section") -> Any:
+    reader = json.loads(_get(url + MANIFEST_NAME))["reader"]
+    return page.evaluate(
+        """async ([reader, queries, k, group]) => {
+            const m = await import(reader);
+            const b = await m.Bundle.open("scidx-bundle.json");
+            const out = [];
+            for (const q of queries) out.push(await b.search(q, { k, group }));
+            return out;
+        }""",
+        [url + reader, queries, k, group],
+    )
+
+
+def _get(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url) as response:  # loopback only
+        return str(response.read().decode("utf-8"))
+
+
+def _compare(idx: Index, queries: list[str], got: list[Any], group: Any = "section") -> None:
+    for q, hits in zip(queries, got, strict=True):
+        want = idx.search(q, k=10, mode="keyword", group=group) if q.strip() else []
+        assert [h["id"] for h in hits] == [h.id for h in want], q
+        for h, w in zip(hits, want, strict=True):
+            assert abs(h["score"] - w.score) <= 1e-6, (q, w.id)
+            assert h["snippet"] == w.snippet, (q, w.id)
+            marked = [h["snippet"][a:b] for a, b in h["highlights"]]
+            assert marked == [w.snippet[a:b] for a, b in w.highlights], (q, w.id)
+            assert (h["url"], h["headingPath"], h["title"]) == (w.url, w.heading_path, w.title)
+
+
+def test_docs_queries_match_python(browser: Any, sites: dict[str, tuple[Path, str]]) -> None:
+    index, url = sites["docs"]
+    page = _open(browser, url)
+    with load(index) as idx:
+        for group in ("section", None):
+            _compare(idx, DOCS_QUERIES, _run(page, url, DOCS_QUERIES, group=group), group)
+    assert page.errors == []
+
+
+def test_scifact_train_queries_match_python(browser: Any, shared_dir: Path, tmp_path: Path) -> None:
+    """A sample of SciFact train over 1,500 of its documents (benchmarks/ run every query)."""
+    from scidx.embed.hashing import HashingEmbedder
+    from scidx.evaluation.beir import read_beir
+    from scidx.pack.packer import pack_records
+
+    data = read_beir(shared_dir / "beir" / "scifact", "train")
+    queries = sorted(data.queries.values())
+    rng = random.Random(28)
+    sample = rng.sample(queries, 120)
+    corpus = data.corpus[:1500]
+    records = [{"id": d, "title": t, "text": x} for d, t, x in corpus]
+    packed = pack_records(records, None, embedder=HashingEmbedder(dimensions=32), use_cache=False)
+    assert packed.data is not None
+    (tmp_path / "sf.scidx").write_bytes(packed.data)
+    write_web_bundle(tmp_path / "sf.scidx", tmp_path / "sf")
+    server, url = _serve(tmp_path / "sf")
+    try:
+        page = _open(browser, url)
+        got = _run(page, url, sample)
+        _compare(load_bytes(packed.data, source="sf.scidx"), sample, got)
+        assert sum(1 for hits in got if hits) > 100  # the sample really ranks something
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _shared_words(shared: Path, want: int) -> list[str]:
+    words: set[str] = set()
+    files = sorted(p for p in (shared / "corpora").rglob("*.md") if p.is_file())
+    random.Random(28).shuffle(files)  # many corpora and languages, not the first one alone
+    for path in files:
+        words.update(re.findall(r"\w+", path.read_text(encoding="utf-8", errors="replace")))
+        if len(words) >= want:
+            break
+    return sorted(words)
+
+
+def test_tokenizer_parity_over_50000_shared_words(
+    browser: Any, sites: dict[str, tuple[Path, str]], shared_dir: Path
+) -> None:
+    _, url = sites["docs"]
+    words = _shared_words(shared_dir, 52_000)
+    assert len(words) >= 50_000
+    reader = json.loads(_get(url + MANIFEST_NAME))["reader"]
+    page = _open(browser, url)
+    got = page.evaluate(
+        """async ([reader, words]) => {
+            const m = await import(reader);
+            return words.map((w) => m.tokenize(w).join(" "));
+        }""",
+        [url + reader, words],
+    )
+    bad = [(w, g) for w, g in zip(words, got, strict=True) if " ".join(tokenize(w)) != g]
+    assert bad == []
+    # Sentences, not only words: stop-words, identifiers, case folding, NFKC, digits.
+    texts = [
+        "How do I configure CORS with kubectl --force? Straße ＦＵＬＬ max_chunk_chars IL-6",
+        "ΣΊΣΥΦΟΣ ﬁle naïve café 1 a 2 ⑦ skies dying news _under__score_ x_1",
+    ]
+    js = page.evaluate(
+        "async ([reader, ts]) => { const m = await import(reader); return ts.map(m.tokenize); }",
+        [url + reader, texts],
+    )
+    assert js == [tokenize(t) for t in texts]
+
+
+def test_search_page_runs_on_the_bundle(browser: Any, sites: dict[str, tuple[Path, str]]) -> None:
+    index, url = sites["docs"]
+    page = _open(browser, url)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    box = page.locator("#q")
+    box.press_sequentially("ship nginx logs", delay=20)
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent.includes('for “ship nginx logs”')"
+    )
+    with load(index) as idx:
+        want = idx.search("ship nginx logs", k=20, mode="keyword")
+    titles = page.locator("section.page h2").all_inner_texts()
+    assert titles[0] == (want[0].title or want[0].source)
+    marks = {m.lower() for m in page.locator("mark").all_inner_texts()}
+    assert {"nginx", "logs"} <= marks
+    assert all(r.startswith(url) for r in requests)  # nothing leaves the static host
+    assert not any("search?" in r for r in requests)  # no server API
+    page.screenshot(path=str(artifact("web-bundle-search.png")), full_page=True)
+    assert page.errors == []
