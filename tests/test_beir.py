@@ -138,3 +138,37 @@ def test_bm25s_reference_matches_the_published_numbers(shared_dir: Path) -> None
     assert row.ndcg_10 == pytest.approx(0.696, abs=0.002)
     assert row.recall_100 == pytest.approx(0.928, abs=0.002)
     assert row.mrr_10 == pytest.approx(0.666, abs=0.002)
+
+
+def test_bench_resolves_plugin_providers_through_the_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bench --provider NAME`` finds a plugin as ``pack-docs`` does (the entry-point group)."""
+    import types
+
+    import scidx.embed.registry as registry
+    from scidx.embed.hashing import HashingEmbedder
+
+    class Tiny(HashingEmbedder):
+        provider_id = "tinyemb"
+
+    seen: list[object] = []
+
+    def from_config(config: object) -> Tiny:
+        seen.append(config)
+        return Tiny(dimensions=getattr(config, "dimensions", None) or 32)
+
+    def query_embedder_from_stamp(stamp: dict[str, int]) -> Tiny:
+        return Tiny(dimensions=stamp["dimensions"])
+
+    plugin = types.SimpleNamespace(
+        from_config=from_config, query_embedder_from_stamp=query_embedder_from_stamp
+    )
+    entry = types.SimpleNamespace(name="tinyemb", value="tiny:plugin", load=lambda: plugin)
+    monkeypatch.setattr(registry, "_plugins", {"tinyemb": entry})
+    data = read_beir(make_beir(tmp_path / "tiny"), "test")
+    (row,) = run_bench(data, provider="tinyemb", dimensions=24, modes=["vector"], k=10)
+    assert row.provider == "tinyemb" and row.queries == 3
+    assert [getattr(c, "dimensions", None) for c in seen] == [24]
+    with pytest.raises(ConfigError, match="unknown provider 'magic'; use hashing, local, openai"):
+        run_bench(data, provider="magic")

@@ -10,8 +10,9 @@ import pytest
 
 from scidx.export.llms_txt import build_llms_txt, write_llms_txt
 from scidx.index.format import read_header, read_string_table
+from scidx.index.highlight import CODE_END, CODE_START
 from scidx.pack.chunk import chunk_markdown
-from scidx.pack.cleantext import CODE_END, CODE_START, plain_text
+from scidx.pack.cleantext import plain_text
 from scidx.pack.packer import pack_docs, pack_records
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,10 +20,9 @@ import pytest
 
 from scidx.errors import CorruptIndexError, ScidxError
 from scidx.index import format, highlight, offsets
-from scidx.index.highlight import Snippet, build_snippet, flatten
+from scidx.index.highlight import CODE_END, CODE_START, Snippet, build_snippet, flatten
 from scidx.index.index import Index, load, load_bytes
 from scidx.pack.arrays import build_offset_arrays, offsets_block
-from scidx.pack.cleantext import CODE_END, CODE_START
 from scidx.pack.packer import pack_records
 from scidx.tokenize import term_spans, tokenize
 

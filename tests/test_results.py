@@ -16,10 +16,9 @@ import pytest
 from scidx.cli import main
 from scidx.errors import QueryError
 from scidx.index.grouping import group_rows, mmr_order
-from scidx.index.highlight import build_snippet, highlight_html
+from scidx.index.highlight import CODE_END, CODE_START, build_snippet, highlight_html
 from scidx.index.index import Index, load, load_bytes
 from scidx.index.retrieval import Match, RetrievalRequest
-from scidx.pack.cleantext import CODE_END, CODE_START
 from scidx.pack.config import config_from_dict
 from scidx.pack.packer import pack_docs, pack_records
 from scidx.rag.pipeline import build_context

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 from scidx._version import __version__
 from scidx.errors import (
     BadMagicError,
+    ChatError,
+    ChatMissingKeyError,
+    ChatProviderError,
     ChecksumMismatchError,
     ChunkError,
     ConfigError,
@@ -28,6 +31,7 @@ from scidx.errors import (
     MissingAPIKeyError,
     OutputError,
     ProviderError,
+    QualityRegressionError,
     QueryEmbeddingError,
     QueryError,
     ScidxError,
@@ -44,6 +48,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BadMagicError",
+    "ChatError",
+    "ChatMissingKeyError",
+    "ChatProviderError",
     "ChecksumMismatchError",
     "Chunk",
     "ChunkError",
@@ -60,6 +67,7 @@ __all__ = [
     "OutputError",
     "PackResult",
     "ProviderError",
+    "QualityRegressionError",
     "QueryEmbeddingError",
     "QueryError",
     "Record",

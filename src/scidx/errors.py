@@ -18,6 +18,10 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     │       └── ChecksumMismatchError            an array's xxh3 checksum does not match
     ├── QueryError (also ValueError)     exit 5  a search request is invalid
     │   └── QueryEmbeddingError          exit 2  the query cannot be embedded (provider)
+    ├── ChatError                        exit 2  the chat model could not answer (``ask``)
+    │   ├── ChatMissingKeyError                  ``OPENAI_API_KEY`` is not set
+    │   └── ChatProviderError                    the chat provider failed or was unreachable
+    ├── QualityRegressionError           exit 7  ``eval --baseline``: quality fell below it
     └── DatabaseError                    exit 8  PostgreSQL unreachable or refused ([postgres])
 """
 
@@ -25,6 +29,9 @@ from __future__ import annotations
 
 __all__ = [
     "BadMagicError",
+    "ChatError",
+    "ChatMissingKeyError",
+    "ChatProviderError",
     "ChecksumMismatchError",
     "ChunkError",
     "ConfigError",
@@ -36,6 +43,7 @@ __all__ = [
     "MissingAPIKeyError",
     "OutputError",
     "ProviderError",
+    "QualityRegressionError",
     "QueryEmbeddingError",
     "QueryError",
     "ScidxError",
@@ -115,6 +123,26 @@ class QueryEmbeddingError(QueryError):
     """A vector query cannot be embedded for this index (provider unavailable or mismatched)."""
 
     exit_code = 2
+
+
+class ChatError(ScidxError):
+    """The chat model could not produce an answer."""
+
+    exit_code = 2
+
+
+class ChatMissingKeyError(ChatError):
+    """``OPENAI_API_KEY`` is not set, so no chat request was made."""
+
+
+class ChatProviderError(ChatError):
+    """The chat provider answered with an error (429, 5xx, 401...) or could not be reached."""
+
+
+class QualityRegressionError(ScidxError):
+    """Retrieval quality fell below the baseline by more than the tolerance."""
+
+    exit_code = 7
 
 
 class DatabaseError(ScidxError):

@@ -43,6 +43,7 @@ import numpy as np
 import openai
 
 from scidx.embed.base import Embedder, Vectors
+from scidx.embed.openai_models import DEFAULT_MODEL, MODELS, ModelInfo
 from scidx.errors import ConfigError, MissingAPIKeyError, ProviderError
 from scidx.redact import display_url, redact
 
@@ -57,32 +58,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MODEL = "text-embedding-3-small"
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """What scidx knows about a hosted embedding model.
-
-    Attributes:
-        native_dimensions: Length of the model's full vectors.
-        max_input_tokens: The API's per-input token limit.
-        supports_dimensions: Whether the API accepts ``dimensions`` to shorten vectors.
-        usd_per_million_tokens: List price, for ``--dry-run`` estimates.
-    """
-
-    native_dimensions: int
-    max_input_tokens: int
-    supports_dimensions: bool
-    usd_per_million_tokens: float
-
-
-MODELS: Mapping[str, ModelInfo] = {
-    "text-embedding-3-small": ModelInfo(1536, 8191, True, 0.02),
-    "text-embedding-3-large": ModelInfo(3072, 8191, True, 0.13),
-    "text-embedding-ada-002": ModelInfo(1536, 8191, False, 0.10),
-}
 
 # Unknown models (vLLM, Ollama, LM Studio ...) are often BERT-sized; 512 tokens is the common
 # floor, so truncating there avoids server-side 400s. Override with ``max_input_tokens``.

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from scidx.embed.hashing import MODEL_ID as HASHING_MODEL_ID
+from scidx.embed.registry import is_provider, provider_names
 from scidx.errors import ConfigError, InputError, OutputError
 from scidx.evaluation.metrics import mean_metrics
 from scidx.index.index import Index, load_bytes
@@ -253,6 +254,15 @@ def _percentiles(latencies: Sequence[float]) -> tuple[float, float, float]:
     return float(p50), float(p95), float(p99)
 
 
+@dataclass(frozen=True)
+class _BenchSettings:
+    """What a provider's ``from_config`` reads, for ``bench`` (which has no staticcorpus.json)."""
+
+    model: str | None
+    dimensions: int | None
+    path: str = "bench"
+
+
 def _make_embedder(provider: str, model: str | None, dimensions: int | None) -> Any:
     if provider == "hashing":
         from scidx.embed.hashing import HashingEmbedder
@@ -262,20 +272,20 @@ def _make_embedder(provider: str, model: str | None, dimensions: int | None) -> 
                 f"the hashing provider has only model {HASHING_MODEL_ID}, not {model!r}"
             )
         return HashingEmbedder(dimensions=dimensions or 512)
+    if not is_provider(provider):
+        names = ", ".join(sorted(provider_names()))
+        raise ConfigError(f"unknown provider {provider!r}; use {names} or bm25s")
+    if provider == "local" and not model:
+        raise ConfigError(
+            "the local provider needs --model: the folder holding model.onnx and "
+            "tokenizer.json, or a Hugging Face model id in the local cache"
+        )
     if provider == "openai":
-        from scidx.embed.openai import OpenAIEmbedder
+        dimensions = dimensions or 512  # bench's default, where a pack defaults to full length
+    from scidx.pack.embedding import provider_embedder  # build-time module
 
-        return OpenAIEmbedder(model or "text-embedding-3-small", dimensions or 512)
-    if provider == "local":
-        if not model:
-            raise ConfigError(
-                "the local provider needs --model: the folder holding model.onnx and "
-                "tokenizer.json, or a Hugging Face model id in the local cache"
-            )
-        from scidx.embed.local import LocalEmbedder
-
-        return LocalEmbedder(model, dimensions=dimensions)
-    raise ConfigError(f"unknown provider {provider!r}; use hashing, local, openai or bm25s")
+    # Built-ins and plugins alike, through the registry (as pack-docs resolves them).
+    return provider_embedder(provider, _BenchSettings(model, dimensions), "bench")
 
 
 def _subset(data: BeirData, limit: int | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:

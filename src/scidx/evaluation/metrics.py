@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scidx.errors import ConfigError, InputError, ScidxError
+from scidx.errors import ConfigError, InputError, QualityRegressionError
 from scidx.index.index import Index, load, load_bytes
 from scidx.index.retrieval import RetrievalRequest, Retriever
 from scidx.index.search import MODES
@@ -65,18 +65,12 @@ EVAL_METRICS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
 #: The metrics the baseline gate checks.
 GATED_METRICS = ("recall@5", "ndcg@10")
 #: The exit code of ``toolup-rag eval`` when the gate fails.
-QUALITY_EXIT_CODE = 7
+QUALITY_EXIT_CODE = QualityRegressionError.exit_code
 #: Floating-point slack when comparing with a baseline read back from JSON.
 _EPS = 1e-9
 
 Qrels = Mapping[str, int]
 Ranking = Sequence[str] | Mapping[str, float]
-
-
-class QualityRegressionError(ScidxError):
-    """Retrieval quality fell below the baseline by more than the tolerance."""
-
-    exit_code = QUALITY_EXIT_CODE
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from scidx.errors import CorruptIndexError
 from scidx.index.format import array_view, read_header, read_string_table
+from scidx.index.highlight import CODE_END, CODE_START
 from scidx.index.urls import render_url, url_parts
-from scidx.pack.cleantext import CODE_END, CODE_START
 from scidx.pack.fileio import atomic_write
 
 __all__ = ["LlmsTxt", "build_llms_txt", "write_llms_txt"]

@@ -30,7 +30,9 @@ __all__ = [
     "strip_code",
 ]
 
-#: Code-block markers in clean text (the packer's ``scidx.pack.cleantext.CODE_START``/``CODE_END``).
+#: Code-block markers in clean text (``chunk.plain``, docs/FORMAT.md): the packer's cleaner
+#: (:mod:`scidx.pack.cleantext`) encloses each code block in them and removes both characters
+#: from everything else, so they mark code unambiguously.
 CODE_START = "\x02"
 CODE_END = "\x03"
 

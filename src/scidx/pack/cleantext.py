@@ -13,15 +13,15 @@ from typing import Literal, NamedTuple
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from scidx.index.highlight import CODE_END, CODE_START
 from scidx.pack.frontmatter import normalize_source
 from scidx.pack.markdown import CUSTOM_ID, INLINE_SPECIAL, TEXT_TYPES, markdown_parser
 
-__all__ = ["CODE_END", "CODE_START", "Leaf", "join_leaves", "plain_leaves", "plain_text"]
+__all__ = ["Leaf", "join_leaves", "plain_leaves", "plain_text"]
 
-#: In clean text, a code block is ``CODE_START + code + CODE_END``. Both are C0 control
-#: characters that the cleaner removes from everything else, so they mark code unambiguously.
-CODE_START = "\x02"
-CODE_END = "\x03"
+# In clean text, a code block is ``CODE_START + code + CODE_END``. Both are C0 control
+# characters that the cleaner removes from everything else, so they mark code unambiguously.
+# They are defined by the reader that interprets them (scidx.index.highlight).
 
 # Template directives of the common generators; they are build instructions, never prose:
 # mdBook ({{#include f.rs}}, {{#rustdoc_include ...}}, {{#playground ...}}, {{#title ...}}),

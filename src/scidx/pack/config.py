@@ -33,6 +33,8 @@ from typing import Any, Literal, cast
 
 import xxhash
 
+from scidx.embed.openai_models import DEFAULT_MODEL as OPENAI_DEFAULT_MODEL
+from scidx.embed.openai_models import MODELS as OPENAI_MODELS
 from scidx.errors import ConfigError
 from scidx.index.urls import URL_PLACEHOLDERS, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
@@ -55,17 +57,12 @@ Provider = str
 AnchorStyle = Literal["github", "mkdocs"]
 
 PROVIDERS = ("hashing", "openai", "local")
-DEFAULT_MODELS = {"hashing": "hashing-v2", "openai": "text-embedding-3-small"}
+DEFAULT_MODELS = {"hashing": "hashing-v2", "openai": OPENAI_DEFAULT_MODEL}
 # Keys that only the local provider reads.
 _LOCAL_KEYS = ("threads", "maxTokens", "allowDownload")
 ANCHOR_STYLES = ("github", "mkdocs")
-# Full vector lengths of the OpenAI models scidx knows (kept equal to scidx.embed.openai.MODELS,
-# which a test checks; that module is not imported here because it loads the openai SDK).
-OPENAI_NATIVE_DIMENSIONS = {
-    "text-embedding-3-small": 1536,
-    "text-embedding-3-large": 3072,
-    "text-embedding-ada-002": 1536,
-}
+# Full vector lengths of the OpenAI models scidx knows (from the one model table).
+OPENAI_NATIVE_DIMENSIONS = {model: info.native_dimensions for model, info in OPENAI_MODELS.items()}
 
 # JSON key -> (allowed inclusive range) for the integer settings. The hashing embedder needs a
 # few buckets to be useful, hence its higher floor.

@@ -18,7 +18,7 @@ from scidx.pack.config import Config
 from scidx.pack.progress import Progress
 from scidx.pack.records import Record
 
-__all__ = ["embed_records", "make_embedder"]
+__all__ = ["embed_records", "make_embedder", "provider_embedder"]
 
 
 def make_embedder(config: Config) -> Embedder:
@@ -35,7 +35,22 @@ def make_embedder(config: Config) -> Embedder:
     name = config.embedding_provider
     if name == "hashing":
         return HashingEmbedder(dimensions=config.dimensions)
-    label = config.path or "config"
+    return provider_embedder(name, config, str(config.path or "config"))
+
+
+def provider_embedder(name: str, config: object, label: str) -> Embedder:
+    """The embedder that provider ``name`` (built in or a plugin) builds from ``config``.
+
+    The one place a provider is resolved by name and its ``from_config`` called: the packer
+    passes its :class:`~scidx.pack.config.Config`; ``bench`` passes its own settings (any
+    object with the attributes the provider reads).
+
+    Raises:
+        ConfigError: The provider is unknown, cannot pack, or rejects the config (messages
+            start with ``label``).
+        EmbeddingError: The provider (or a package it needs) cannot be imported.
+        ProviderError: The provider failed while starting.
+    """
     try:
         module = resolve_provider(name)
     except LookupError:

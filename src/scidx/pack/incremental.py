@@ -15,6 +15,7 @@ import xxhash
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import embedding_text
 from scidx.errors import ConfigError, CorruptIndexError
+from scidx.index.highlight import CODE_END, CODE_START
 from scidx.pack.arrays import (
     GENERATOR,
     PACKER_VERSION,
@@ -24,7 +25,6 @@ from scidx.pack.arrays import (
     record_texts,
 )
 from scidx.pack.cache import EmbeddingCache, default_cache_dir
-from scidx.pack.cleantext import CODE_END, CODE_START
 from scidx.pack.config import Config
 from scidx.pack.records import Record
 from scidx.tokenize import TOKENIZER_VERSION

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scidx.errors import ChunkError
+from scidx.index.highlight import CODE_END, CODE_START
 from scidx.pack.chunk import Chunk
-from scidx.pack.cleantext import CODE_END, CODE_START
 
 __all__ = ["Record", "validate_records"]
 

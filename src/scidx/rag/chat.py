@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from scidx.errors import ConfigError, ScidxError
+from scidx.errors import ChatError, ChatMissingKeyError, ChatProviderError, ConfigError
 from scidx.rag.pipeline import Pipeline, Prepared, PromptOptions, RetrievalRequest
 from scidx.redact import display_url, redact
 
@@ -30,20 +30,6 @@ __all__ = [
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 
 # Anything shaped like an OpenAI key, in case a server echoes one back in an error body.
-
-
-class ChatError(ScidxError):
-    """The chat model could not produce an answer."""
-
-    exit_code = 2
-
-
-class ChatMissingKeyError(ChatError):
-    """``OPENAI_API_KEY`` is not set, so no chat request was made."""
-
-
-class ChatProviderError(ChatError):
-    """The chat provider answered with an error (429, 5xx, 401...) or could not be reached."""
 
 
 @dataclass(frozen=True)
