@@ -8,6 +8,7 @@ import pytest
 
 from chat_server import ChatServer, Reply
 from scidx.index.index import Index, load_bytes
+from scidx.index.retrieval import IndexRetriever
 from scidx.pack.packer import pack_records
 from scidx.rag.chat import (
     ChatError,
@@ -16,7 +17,7 @@ from scidx.rag.chat import (
     ask,
     complete,
 )
-from scidx.rag.pipeline import IndexRetriever, Pipeline, PromptOptions
+from scidx.rag.pipeline import Pipeline, PromptOptions
 
 KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123"
 

@@ -16,22 +16,24 @@ import pytest
 
 from scidx.errors import ConfigError, OutputError, QueryError
 from scidx.index.index import Index, load_bytes
-from scidx.pack.packer import pack_records
-from scidx.rag.pipeline import (
-    RRF_K,
+from scidx.index.retrieval import (
     STAGE_CONTEXT,
     STAGE_EMBEDDING,
     STAGE_FUSION,
     STAGE_RETRIEVAL,
     IndexRetriever,
-    JsonlTracer,
     Match,
-    MultiIndexRetriever,
-    NullTracer,
-    Pipeline,
     RetrievalRequest,
     Retriever,
     StageEvent,
+)
+from scidx.pack.packer import pack_records
+from scidx.rag.pipeline import (
+    RRF_K,
+    JsonlTracer,
+    MultiIndexRetriever,
+    NullTracer,
+    Pipeline,
     TraceRecord,
     query_hash,
 )
@@ -397,7 +399,7 @@ def test_runtime_modules_stay_light() -> None:
 
 def test_index_is_a_retriever(tmp_path: Path) -> None:
     import scidx
-    from scidx.rag.pipeline import IndexRetriever, RetrievalRequest, Retriever
+    from scidx.index.retrieval import IndexRetriever, RetrievalRequest, Retriever
 
     out = tmp_path / "r.scidx"
     scidx.pack_records(

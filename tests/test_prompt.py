@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scidx.errors import ConfigError
+from scidx.index.retrieval import Match
 from scidx.rag.pipeline import (
     DEFAULT_TEMPLATE,
     GROUNDING,
     NO_CONTEXT,
-    Match,
     PromptOptions,
     build_context,
     build_prompt,

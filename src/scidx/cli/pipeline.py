@@ -36,7 +36,8 @@ from scidx.errors import ConfigError, InputError, ScidxError
 from scidx.index.safety import json_dumps_safe
 
 if TYPE_CHECKING:
-    from scidx.rag.pipeline import Pipeline, PromptOptions, RetrievalRequest
+    from scidx.index.retrieval import RetrievalRequest
+    from scidx.rag.pipeline import Pipeline, PromptOptions
 
 __all__ = ["ask_command", "bench_command", "eval_command", "query_command"]
 
@@ -62,13 +63,8 @@ def _pipeline(
     table: str = "scidx_chunks",
 ) -> Iterator[Pipeline]:
     from scidx.index.index import load
-    from scidx.rag.pipeline import (
-        IndexRetriever,
-        JsonlTracer,
-        MultiIndexRetriever,
-        Pipeline,
-        Retriever,
-    )
+    from scidx.index.retrieval import IndexRetriever, Retriever
+    from scidx.rag.pipeline import JsonlTracer, MultiIndexRetriever, Pipeline
 
     with ExitStack() as stack:
         paths = [*([index] if index is not None else []), *(also or [])]
@@ -239,7 +235,7 @@ class _Retrieval:
         Raises:
             ScidxError: Bad arguments, an unreadable template or index, an unreachable database.
         """
-        from scidx.rag.pipeline import RetrievalRequest
+        from scidx.index.retrieval import RetrievalRequest
 
         path, question = _target(self.index, self.question, self.postgres)
         opts = _prompt_options(

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scidx.errors import ChatError, ChatMissingKeyError, ChatProviderError, ConfigError
-from scidx.rag.pipeline import Pipeline, Prepared, PromptOptions, RetrievalRequest
+from scidx.index.retrieval import RetrievalRequest
+from scidx.rag.pipeline import Pipeline, Prepared, PromptOptions
 from scidx.redact import display_url, redact
 
 __all__ = [

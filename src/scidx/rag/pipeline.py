@@ -27,7 +27,9 @@ Contract (see ``docs/pipeline.md`` for the user-facing description):
 
 Homes: :mod:`scidx.rag.multi` (several indexes), :mod:`scidx.rag.trace` (traces),
 :mod:`scidx.rag.prompt` (prompts); this module composes them in :class:`Pipeline` and
-re-exports their public names, so ``from scidx.rag.pipeline import ...`` keeps working.
+re-exports their public names, so ``from scidx.rag.pipeline import ...`` keeps working. The
+retrieval types (``RetrievalRequest``, ``Match``, ``Retriever``, ``IndexRetriever``,
+``StageEvent``) have one import path, :mod:`scidx.index.retrieval`.
 
 Runtime module: numpy, msgpack, xxhash, the stdlib and scidx runtime modules only.
 """
@@ -43,10 +45,7 @@ from typing import Any
 from scidx.errors import ConfigError
 from scidx.index.retrieval import (
     STAGE_CONTEXT,
-    STAGE_EMBEDDING,
-    STAGE_FUSION,
     STAGE_RETRIEVAL,
-    IndexRetriever,
     Match,
     RetrievalRequest,
     Retriever,
@@ -77,23 +76,14 @@ __all__ = [
     "GROUNDING_MODES",
     "NO_CONTEXT",
     "RRF_K",
-    "STAGE_CONTEXT",
-    "STAGE_EMBEDDING",
-    "STAGE_FUSION",
-    "STAGE_RETRIEVAL",
     "ContextBlock",
-    "IndexRetriever",
     "JsonlTracer",
-    "Match",
     "MultiIndexRetriever",
     "NullTracer",
     "Pipeline",
     "Prepared",
     "Prompt",
     "PromptOptions",
-    "RetrievalRequest",
-    "Retriever",
-    "StageEvent",
     "TraceRecord",
     "Tracer",
     "build_context",
