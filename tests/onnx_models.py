@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ["constant_model", "nan_model"]
+__all__ = ["constant_model", "cross_encoder_model", "nan_model"]
 
 _FLOAT, _INT64 = 1, 7  # TensorProto.DataType
 _ATTR_INT = 2  # AttributeProto.AttributeType.INT
@@ -96,3 +96,62 @@ def nan_model(dims: int) -> bytes:
     ]
     tail, inits = _states(dims, "nan")
     return _model(nodes + tail, [_tensor("axes", [2]), *inits], dims)
+
+
+def _float_tensor(name: str, dims: list[int], values: list[float]) -> bytes:
+    """A float32 initializer (TensorProto): dims 1 (repeated), data_type 2, name 8, raw 9."""
+    raw = struct.pack(f"<{len(values)}f", *values)
+    out = b"".join(_field(1, d) for d in dims)
+    return out + _field(2, _FLOAT) + _field(8, name) + _field(9, raw)
+
+
+def cross_encoder_model(
+    word: list[list[float]],
+    types: list[list[float]],
+    weights: list[list[float]],
+    bias: list[float],
+    *,
+    inputs: tuple[str, ...] = ("input_ids", "attention_mask", "token_type_ids"),
+) -> bytes:
+    """A tiny cross-encoder: ``logits = tanh(masked_mean(word[ids] + types[segments])) @ W + b``.
+
+    Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64, batch x sequence);
+    output ``logits`` (float, batch x labels), as a sentence-transformers ``CrossEncoder``
+    exported to ONNX. ``inputs`` renames or drops inputs, for the bad-model tests.
+    """
+    vocab, dims, labels = len(word), len(word[0]), len(bias)
+    ids, mask, segments = inputs if len(inputs) == 3 else (*inputs, "", "")[:3]
+    nodes = [
+        _node("Gather", ["word", ids], ["ew"]),
+        _node("Gather", ["types", segments], ["et"]),
+        _node("Add", ["ew", "et"], ["e"]),
+        _node("Cast", [mask], ["m"], to=_FLOAT),
+        _node("Unsqueeze", ["m", "axes2"], ["m3"]),
+        _node("Mul", ["e", "m3"], ["em"]),
+        _node("ReduceSum", ["em", "axes1"], ["num"], keepdims=0),
+        _node("ReduceSum", ["m3", "axes1"], ["den"], keepdims=0),
+        _node("Div", ["num", "den"], ["pooled"]),
+        _node("Tanh", ["pooled"], ["h"]),
+        _node("MatMul", ["h", "w"], ["hw"]),
+        _node("Add", ["hw", "b"], ["logits"]),
+    ]
+    inits = [
+        _float_tensor("word", [vocab, dims], [v for row in word for v in row]),
+        _float_tensor("types", [len(types), dims], [v for row in types for v in row]),
+        _float_tensor("w", [dims, labels], [v for row in weights for v in row]),
+        _float_tensor("b", [labels], list(bias)),
+        _tensor("axes1", [1]),
+        _tensor("axes2", [2]),
+    ]
+    graph = b"".join(_field(1, n) for n in nodes) + _field(2, "scidx-cross-encoder")
+    graph += b"".join(_field(5, t) for t in inits)
+    for name in (ids, mask, segments):
+        if name:
+            graph += _field(11, _value_info(name, _INT64, ["batch", "sequence"]))
+    graph += _field(12, _value_info("logits", _FLOAT, ["batch", labels]))
+    return (
+        _field(1, 8)
+        + _field(2, "scidx-tests")
+        + _field(7, graph)
+        + _field(8, _field(1, "") + _field(2, 17))
+    )

@@ -34,6 +34,7 @@ from scidx.errors import (
     QualityRegressionError,
     QueryEmbeddingError,
     QueryError,
+    RerankError,
     ScidxError,
     UnsupportedFormatVersionError,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "QueryEmbeddingError",
     "QueryError",
     "Record",
+    "RerankError",
     "ScidxError",
     "UnsupportedFormatVersionError",
     "__version__",

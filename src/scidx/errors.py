@@ -22,6 +22,7 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     │   ├── ChatMissingKeyError                  ``OPENAI_API_KEY`` is not set
     │   └── ChatProviderError                    the chat provider failed or was unreachable
     ├── QualityRegressionError           exit 7  ``eval --baseline``: quality fell below it
+    ├── RerankError                      exit 2  the reranker failed or returned bad scores
     └── DatabaseError                    exit 8  PostgreSQL unreachable or refused ([postgres])
 """
 
@@ -46,6 +47,7 @@ __all__ = [
     "QualityRegressionError",
     "QueryEmbeddingError",
     "QueryError",
+    "RerankError",
     "ScidxError",
     "UnsupportedFormatVersionError",
 ]
@@ -143,6 +145,12 @@ class QualityRegressionError(ScidxError):
     """Retrieval quality fell below the baseline by more than the tolerance."""
 
     exit_code = 7
+
+
+class RerankError(ScidxError):
+    """The reranker (model, service or plugin) failed, or returned unusable scores."""
+
+    exit_code = 2
 
 
 class DatabaseError(ScidxError):

@@ -32,6 +32,13 @@ from scidx.cli.app import app
 from scidx.cli.exits import fail
 from scidx.cli.output import echo
 from scidx.cli.postgres import POSTGRES_OPT, TABLE_OPT, export_and_rank, open_retriever
+from scidx.cli.rerank import (
+    RERANK_MODEL_OPT,
+    RERANK_OPT,
+    RERANK_OPTION_OPT,
+    RERANK_TOP_OPT,
+    make_reranker,
+)
 from scidx.errors import ConfigError, InputError, ScidxError
 from scidx.index.safety import json_dumps_safe
 
@@ -198,6 +205,10 @@ def _shared_options(
     as_json: Annotated[bool, _JSON_OPT] = False,
     group: Annotated[str, _GROUP_OPT] = "section",
     mmr: Annotated[float | None, _MMR_OPT] = None,
+    rerank: Annotated[str | None, RERANK_OPT] = None,
+    rerank_model: Annotated[str | None, RERANK_MODEL_OPT] = None,
+    rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
+    rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
 ) -> None:
     """Never called: its signature declares the arguments ``query`` and ``ask`` share."""
 
@@ -227,6 +238,10 @@ class _Retrieval:
     as_json: bool
     group: str
     mmr: float | None
+    rerank: str | None
+    rerank_model: str | None
+    rerank_top: int | None
+    rerank_option: list[str] | None
 
     @contextmanager
     def pipeline(self) -> Iterator[tuple[Pipeline, RetrievalRequest]]:
@@ -251,6 +266,10 @@ class _Retrieval:
             heading=self.heading,
             group=_group(self.group),
             mmr=self.mmr,
+            rerank=make_reranker(
+                self.rerank, self.rerank_model, self.rerank_top, self.rerank_option
+            ),
+            rerank_top=self.rerank_top,
         )
         with _pipeline(
             path,

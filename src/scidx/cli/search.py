@@ -13,6 +13,13 @@ import typer
 from scidx.cli.app import app
 from scidx.cli.exits import fail, unreadable
 from scidx.cli.output import echo, human_bytes, link
+from scidx.cli.rerank import (
+    RERANK_MODEL_OPT,
+    RERANK_OPT,
+    RERANK_OPTION_OPT,
+    RERANK_TOP_OPT,
+    make_reranker,
+)
 from scidx.errors import ConfigError, ScidxError
 from scidx.index.safety import json_dumps_safe
 
@@ -67,9 +74,14 @@ def search_command(
             "sections under it) or none (raw chunks).",
         ),
     ] = "section",
+    rerank: Annotated[str | None, RERANK_OPT] = None,
+    rerank_model: Annotated[str | None, RERANK_MODEL_OPT] = None,
+    rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
+    rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
 ) -> None:
     """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
+    from scidx.index.params import SearchParams
 
     metadata: dict[str, str] = {}
     for item in meta or []:
@@ -81,9 +93,9 @@ def search_command(
         fail(ConfigError(f"--group {group!r}: use section, page or none"))
     try:
         options = {"base_url": base_url} if base_url else None
+        reranker = make_reranker(rerank, rerank_model, rerank_top, rerank_option)
         with load(index, embedder_options=options, model_dir=model_dir) as idx:
-            hits = idx.search(
-                query,
+            params = SearchParams(
                 k=k,
                 mode=mode,
                 source=source,
@@ -91,7 +103,10 @@ def search_command(
                 metadata=metadata or None,
                 min_score=min_score,
                 group=None if group == "none" else group,
+                rerank=reranker,
+                rerank_top=rerank_top,
             )
+            hits = idx.search_with(query, params)
             rows = [hit.to_dict() for hit in hits]
     except ScidxError as exc:
         fail(exc)

@@ -26,6 +26,7 @@ from scidx.fusion import DEFAULT_FUSION
 from scidx.index.filters import Filters
 from scidx.index.grouping import GROUPS
 from scidx.index.hits import DEFAULT_SNIPPET_CHARS
+from scidx.index.rerank import Reranker
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -129,6 +130,11 @@ class SearchParams:
         mmr: Maximal-marginal-relevance weight in [0, 1]: re-rank the best candidates so
             that each next hit is relevant but unlike those before it (1 keeps the ranking);
             ``None``: off.
+        rerank: A :class:`~scidx.index.rerank.Reranker` that rescores the best ``rerank_top``
+            candidates before ``mmr`` and ``group`` (see :mod:`scidx.index.rerank`); ``None``:
+            off, at no cost.
+        rerank_top: Candidates the reranker sees (> 0; at least ``k`` are always taken);
+            ``None``: :data:`~scidx.index.rerank.DEFAULT_RERANK_TOP`.
     """
 
     k: int = 10
@@ -142,6 +148,8 @@ class SearchParams:
     query_vector: Any | None = field(default=None, repr=False, compare=False)
     group: str | None = None
     mmr: float | None = None
+    rerank: Reranker | None = field(default=None, repr=False, compare=False)
+    rerank_top: int | None = None
 
     def __post_init__(self) -> None:
         """Validate every field once.
@@ -180,6 +188,14 @@ class SearchParams:
             or not 0.0 <= float(mmr) <= 1.0
         ):
             raise QueryError(f"mmr must be a number in [0, 1] or None, got {mmr!r}")
+        top = self.rerank_top
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top <= 0):
+            raise QueryError(f"rerank_top must be a positive integer or None, got {top!r}")
+        if self.rerank is not None and not callable(getattr(self.rerank, "rerank", None)):
+            raise QueryError(
+                f"rerank must be a Reranker (an object with a rerank(query, candidates) "
+                f"method), got {type(self.rerank).__name__}"
+            )
         # Normalised once here: the searcher reads these on every query.
         object.__setattr__(self, "_filters", Filters.make(self.source, self.heading, self.metadata))
 

@@ -20,11 +20,13 @@ import numpy as np
 from scidx.errors import QueryError
 from scidx.index.hits import Hit
 from scidx.index.params import SearchParams
+from scidx.index.rerank import STAGE_RERANKING, FixedQuery
 
 __all__ = [
     "STAGE_CONTEXT",
     "STAGE_EMBEDDING",
     "STAGE_FUSION",
+    "STAGE_RERANKING",
     "STAGE_RETRIEVAL",
     "IndexRetriever",
     "Match",
@@ -53,7 +55,8 @@ class StageEvent:
     """One finished pipeline stage, as sent to a progress callback.
 
     Attributes:
-        stage: ``"embedding"``, ``"retrieval"``, ``"fusion"`` or ``"context"``.
+        stage: ``"embedding"``, ``"retrieval"``, ``"fusion"``, ``"reranking"`` or
+            ``"context"``.
         seconds: How long the stage took.
         count: Items the stage produced, when meaningful (candidates after retrieval,
             matches after fusion, blocks after context building), else ``None``.
@@ -294,13 +297,18 @@ class IndexRetriever:
             return []
         mode, lexical = legs
         clock = StageClock()
+        fixed: dict[str, Any] = {}
+        if request.rerank is not None and lexical != request.query:
+            # The searcher sees the keyword text; the reranker must judge the question.
+            fixed["rerank"] = FixedQuery(request.rerank, request.query)
         if mode == "keyword":
-            hits = self.index.search_with(lexical, self._params(request), on_stage=clock.start)
+            params = self._params(request, **fixed)
+            hits = self.index.search_with(lexical, params, on_stage=clock.start)
         elif mode == "hybrid" and lexical != request.query:
             # The two legs get different texts: embed the question ourselves (unless the
             # caller did) and let the index's own fusion combine it with a keyword search of
             # the override.
-            changes: dict[str, Any] = {}
+            changes: dict[str, Any] = dict(fixed)
             if request.query_vector is None:
                 clock.start(STAGE_EMBEDDING)
                 changes["query_vector"] = self.index.embed_query(request.query)
@@ -311,7 +319,7 @@ class IndexRetriever:
             hits = self.index.search_with(request.query, params, on_stage=clock.start)
         durations = clock.stop()
         candidates = len(hits)
-        for stage in (STAGE_EMBEDDING, STAGE_RETRIEVAL, STAGE_FUSION):
+        for stage in (STAGE_EMBEDDING, STAGE_RETRIEVAL, STAGE_FUSION, STAGE_RERANKING):
             if stage in durations:
                 count = candidates if stage != STAGE_EMBEDDING else None
                 request.report(StageEvent(stage, durations[stage], count, self.name))

@@ -64,6 +64,7 @@ from scidx.index.grouping import Group, group_rows, mmr_order
 from scidx.index.hits import Hit, HitRenderer
 from scidx.index.params import DEFAULT_ALPHA, MODES, SearchParams
 from scidx.index.query import QueryEncoder, stamps_match
+from scidx.index.rerank import DEFAULT_RERANK_TOP, STAGE_RERANKING, rerank_order
 from scidx.index.topk import top_k, top_k_dense
 
 __all__ = [
@@ -131,7 +132,7 @@ class Searcher:
     ) -> list[Hit]:
         """Run one search and build its hits (the engine behind ``Index.search``)."""
         chars = params.snippet_chars
-        if params.group is None and params.mmr is None:
+        if params.group is None and params.mmr is None and params.rerank is None:
             rows, scores, terms = self.select(query, params, on_stage)
             if on_stage is not None:
                 on_stage("hits")
@@ -151,7 +152,7 @@ class Searcher:
 
     def search_batch(self, queries: Sequence[str], params: SearchParams) -> list[list[Hit]]:
         """:meth:`search` for each of ``queries`` (the engine behind ``Index.search_batch``)."""
-        if params.group is not None or params.mmr is not None:
+        if params.group is not None or params.mmr is not None or params.rerank is not None:
             return [self.search(query, params) for query in queries]
         render = self.renderer.hits
         chars = params.snippet_chars
@@ -164,7 +165,7 @@ class Searcher:
         self, queries: Sequence[str], params: SearchParams
     ) -> list[list[tuple[str, float]]]:
         """:meth:`rank` for each of ``queries`` (the engine behind ``Index.rank_batch``)."""
-        if params.group is not None or params.mmr is not None:
+        if params.group is not None or params.mmr is not None or params.rerank is not None:
             return [self.rank(query, params) for query in queries]
         ids = self.chunk_ids
         return [
@@ -198,7 +199,7 @@ class Searcher:
 
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:
         """Chunk ids and scores only, in result order (the engine behind ``Index.rank``)."""
-        if params.group is None and params.mmr is None:
+        if params.group is None and params.mmr is None and params.rerank is None:
             rows, scores, _ = self.select(query, params)
         else:
             groups, _ = self.choose(query, params)
@@ -236,14 +237,16 @@ class Searcher:
         the candidates run out, so grouping never returns fewer hits than exist.
         """
         k = int(params.k)
-        if params.group is None and params.mmr is None:
+        if params.group is None and params.mmr is None and params.rerank is None:
             rows, scores, terms = self.select(query, params, on_stage)
             return [Group(r, sc) for r, sc in zip(rows, scores, strict=True)], terms
         # Section grouping takes the first k distinct sections of the ranking, so any cut that
         # holds k of them gives the same answer: start just above k (most sections are one
         # chunk) and widen. Page sub-results and MMR look at the whole candidate list, so
         # their cut stays fixed at the documented size.
-        if params.group == "section" and params.mmr is None:
+        if params.rerank is not None:  # a fixed candidate list: the reranker's budget
+            want = max(k, int(params.rerank_top or DEFAULT_RERANK_TOP))
+        elif params.group == "section" and params.mmr is None:
             want = k + max(k // 2, 4)
         else:
             want = max(4 * k, 32)
@@ -263,6 +266,9 @@ class Searcher:
             wide = params.widened(want)
             rows, scores, terms = self.select(query, wide, on_stage)
             exhausted = len(rows) < want or want >= c.n
+            if params.rerank is not None:
+                rows, scores = self._rerank(query, rows, scores, terms, params, on_stage)
+                exhausted = True
             if params.mmr is not None and rows:
                 # Grouping needs the whole list in MMR order; without it, the first k do.
                 chosen = len(rows) if params.group is not None else k
@@ -275,6 +281,24 @@ class Searcher:
             if len(groups) >= k or exhausted:
                 return groups, terms
             want *= 4
+
+    def _rerank(
+        self,
+        query: str | None,
+        rows: list[int],
+        scores: list[float],
+        terms: list[str],
+        params: SearchParams,
+        on_stage: Callable[[str], None] | None,
+    ) -> tuple[list[int], list[float]]:
+        """The candidates in the reranker's order, with its scores (:mod:`scidx.index.rerank`)."""
+        reranker = params.rerank
+        assert reranker is not None  # only called when a reranker is set
+        if on_stage is not None:
+            on_stage(STAGE_RERANKING)
+        hits = self.renderer.hits(rows, scores, terms, params.snippet_chars)
+        order, new = rerank_order(reranker, (query or "").strip(), hits)
+        return [rows[i] for i in order], new
 
     def select(
         self,

@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from scidx.errors import ConfigError
+from scidx.index.rerank import Reranker
 from scidx.index.retrieval import (
     STAGE_CONTEXT,
     STAGE_RETRIEVAL,
@@ -119,6 +120,13 @@ class Prepared:
         }
 
 
+def _reranker_name(reranker: object) -> str:
+    if reranker is None:
+        return ""
+    name = getattr(reranker, "name", None)
+    return name if isinstance(name, str) else type(reranker).__name__
+
+
 class Pipeline:
     """Retrieval with tracing and prompt building on top of any :class:`Retriever`.
 
@@ -133,6 +141,10 @@ class Pipeline:
         min_matches: A retrieval with fewer matches than this (after ``min_score``) is marked
             a ``miss`` in its trace.
         prompt_options: Defaults for :meth:`prepare`.
+        reranker: A :class:`~scidx.index.rerank.Reranker` for every request that names none
+            (``request.rerank``): the retriever rescores its best ``rerank_top`` candidates
+            with it, reported as the ``reranking`` stage. ``None`` (default): no reranking.
+        rerank_top: Candidates the reranker rescores (``None``: the request's, else 20).
 
     Example:
         >>> pipe = Pipeline(IndexRetriever(scidx.load("docs.scidx")))  # doctest: +SKIP
@@ -147,6 +159,8 @@ class Pipeline:
         tracer: Tracer | None = None,
         min_matches: int = 1,
         prompt_options: PromptOptions | None = None,
+        reranker: Reranker | None = None,
+        rerank_top: int | None = None,
     ) -> None:
         if isinstance(min_matches, bool) or not isinstance(min_matches, int) or min_matches < 0:
             raise ConfigError(f"min_matches must be an integer >= 0, got {min_matches!r}")
@@ -155,6 +169,8 @@ class Pipeline:
         self.min_matches = min_matches
         self.prompt_options = prompt_options or PromptOptions()
         self.name = _retriever_name(retriever, 0)
+        self.reranker = reranker
+        self.rerank_top = rerank_top
 
     def _run(
         self, request: RetrievalRequest
@@ -170,8 +186,12 @@ class Pipeline:
             if outer is not None:
                 outer(event)
 
+        changes: dict[str, Any] = {"on_progress": collect}
+        if self.reranker is not None and request.rerank is None:
+            changes["rerank"] = self.reranker
+            changes["rerank_top"] = request.rerank_top or self.rerank_top
         started = time.perf_counter()
-        matches = self.retriever.retrieve(replace(request, on_progress=collect))
+        matches = self.retriever.retrieve(replace(request, **changes))
         elapsed = time.perf_counter() - started
         return matches, durations, counts.get(STAGE_RETRIEVAL), elapsed
 
@@ -197,6 +217,7 @@ class Pipeline:
             latency_ms={s: round(v * 1000.0, 3) for s, v in durations.items()},
             total_ms=round(seconds * 1000.0, 3),
             retriever=self.name,
+            reranker=_reranker_name(request.rerank or self.reranker),
             time_utc=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
         self.tracer.record(trace)

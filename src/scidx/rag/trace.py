@@ -45,6 +45,7 @@ class TraceRecord:
         latency_ms: Milliseconds per stage (summed over retrievers for multi-index).
         total_ms: Milliseconds of the whole retrieval (plus context building, if any).
         retriever: The retriever's name.
+        reranker: The reranker's name ("" when none ran).
         time_utc: When the retrieval finished (ISO 8601, seconds).
     """
 
@@ -62,12 +63,14 @@ class TraceRecord:
     total_ms: float
     retriever: str = ""
     time_utc: str = ""
+    reranker: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data with camelCase keys."""
         return {
             "time": self.time_utc,
             "retriever": self.retriever,
+            "reranker": self.reranker,
             "querySha256": self.query_sha256,
             "queryChars": self.query_chars,
             "mode": self.mode,
