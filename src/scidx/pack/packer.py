@@ -283,7 +283,7 @@ def pack_docs(
     rebuilds without calling the provider.
 
     Args:
-        config: A :class:`~scidx.config.Config` or the path of a config file.
+        config: A :class:`~scidx.pack.config.Config` or the path of a config file.
         force: Rebuild even when the sidecar says the output is up to date.
         use_cache: Use the disk embedding cache and reuse vectors from the existing output
             (``--no-cache`` turns both off: everything is embedded afresh).

@@ -43,7 +43,7 @@ class Record:
 
     @classmethod
     def from_chunk(cls, chunk: Chunk) -> Record:
-        """Convert a chunker :class:`~scidx.chunk.Chunk` to a record."""
+        """Convert a chunker :class:`~scidx.pack.chunk.Chunk` to a record."""
         return cls(
             id=chunk.id,
             text=chunk.text,

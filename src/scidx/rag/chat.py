@@ -1,6 +1,6 @@
 """Answer a question from the docs with an OpenAI chat model: retrieve, prompt, complete.
 
-:func:`ask` runs a :class:`~scidx.pipeline.Pipeline` (retrieval + cited prompt) and sends the
+:func:`ask` runs a :class:`~scidx.rag.pipeline.Pipeline` (retrieval + cited prompt) and sends the
 prompt to a chat-completions endpoint through the official ``openai`` SDK, imported only when a
 request is made. The key comes from ``OPENAI_API_KEY`` only; the base URL from the argument,
 else ``OPENAI_BASE_URL``, else the SDK's default. Provider failures become
@@ -208,7 +208,7 @@ def ask(
 
     Args:
         pipeline: Retrieval (and tracing) to use.
-        question: The question, or a full :class:`~scidx.pipeline.RetrievalRequest`.
+        question: The question, or a full :class:`~scidx.index.retrieval.RetrievalRequest`.
         k: Matches to retrieve.
         mode: Search mode.
         options: Prompt options (template, grounding, budgets).

@@ -3,9 +3,9 @@
 Contract (see ``docs/pipeline.md`` for the user-facing description):
 
 * A :class:`Retriever` is anything with ``retrieve(request) -> list[Match]``.
-  :class:`IndexRetriever` adapts a loaded :class:`~scidx.load.Index`; :class:`MultiIndexRetriever`
-  combines several retrievers; a custom one (an external search service, a reranker wrapping
-  another retriever) only has to implement the same method.
+  :class:`IndexRetriever` adapts a loaded :class:`~scidx.index.index.Index`;
+  :class:`MultiIndexRetriever` combines several retrievers; a custom one (an external search
+  service, a reranker wrapping another retriever) only has to implement the same method.
 * :class:`RetrievalRequest` carries the question (``query``), an optional lexical override
   (``text_query``: the keyword leg searches this text instead, and ``""`` skips the keyword
   leg), ``k``, ``min_score``, filters and an optional progress callback.
