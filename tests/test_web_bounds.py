@@ -142,3 +142,18 @@ def test_filter_values_count_toward_the_filter_budget(http: httpx.Client) -> Non
     )
     assert response.status_code == 200, response.text
     assert [r["attributes"]["team"] for r in response.json()["data"]] != []
+
+
+def test_host_check_entries() -> None:
+    from scidx.web.hosts import HostCheck, host_name
+
+    check = HostCheck(None, ["127.0.0.1", "localhost", ".example.org", "Docs.Internal"])  # type: ignore[arg-type]
+    assert host_name("[::1]:8000") == "::1" and host_name("A.B.:80") == "a.b"
+    for ok in ("127.0.0.1:8000", "localhost", "LocalHost.", "example.org", "a.b.example.org"):
+        assert check.allows(ok), ok
+    for bad in ("evil.example", "127.0.0.2", "[::1]", "localhost.evil", "badexample.org", ""):
+        assert not check.allows(bad), bad
+    wildcard = HostCheck(None, ["0.0.0.0", "localhost"])  # type: ignore[arg-type]
+    assert wildcard.allows("192.168.1.5:8000") and wildcard.allows("[fe80::1]")
+    assert not wildcard.allows("evil.example")
+    assert HostCheck(None, ["*"]).allows("anything.example")  # type: ignore[arg-type]

@@ -303,3 +303,87 @@ def test_serve_survives_in_place_rewrites_under_load(
     assert done > 100
     assert code == 0, "".join(served.stderr)
     assert not any("Traceback" in line for line in served.stderr)
+
+
+def test_serve_answers_only_its_own_host_names(tmp_path: Path, packs: dict[str, bytes]) -> None:
+    """Issue 24 #4: a foreign Host (DNS rebinding) is refused; the bound names are answered."""
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(packs["docs"])
+    served = Served(str(path), "--port", "0", "--allowed-host", "docs.internal")
+    port = served.url.rstrip("/").rsplit(":", 1)[1]
+    try:
+        with httpx.Client(base_url=served.url, timeout=10) as c:
+            for host in ("evil.example", f"evil.example:{port}", "127.0.0.2", "localhost.evil"):
+                for url in ("/", "/healthz", "/search?q=logs", "/v1/vector_stores"):
+                    r = c.get(url, headers={"Host": host})
+                    assert r.status_code == 400, (host, url, r.text)
+                    assert r.json()["error"]["code"] == "invalid_host"
+            for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", "docs.internal."):
+                assert c.get("/healthz", headers={"Host": host}).status_code == 200, host
+    finally:
+        assert served.stop() == 0
+
+
+def test_serve_bounds_slow_and_excess_connections(tmp_path: Path, packs: dict[str, bytes]) -> None:
+    """Issue 24 #11: slowloris sockets are cut at the read deadline; beyond the cap, 503 at once."""
+    path = tmp_path / "docs.scidx"
+    path.write_bytes(packs["docs"])
+    served = Served(str(path), "--port", "0", "--read-timeout", "1", "--max-connections", "20")
+    port = int(served.url.rstrip("/").rsplit(":", 1)[1])
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(30):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            s.setblocking(False)
+            socks.append(s)
+        start = time.monotonic()
+        answers = [b""] * len(socks)
+        closed: dict[int, float] = {}
+        while len(closed) < len(socks) and time.monotonic() - start < 10:
+            for i, s in enumerate(socks):
+                if i in closed:
+                    continue
+                try:
+                    data = s.recv(4096)
+                except BlockingIOError:
+                    try:
+                        s.send(b"a")  # one header byte every 0.1 s: never a whole request
+                    except OSError:
+                        closed[i] = time.monotonic() - start
+                    continue
+                except OSError:
+                    data = b""
+                answers[i] += data
+                if not data:
+                    closed[i] = time.monotonic() - start
+            time.sleep(0.1)
+        assert len(closed) == len(socks), "some slow connections were never closed"
+        busy = [i for i, a in enumerate(answers) if a.startswith(b"HTTP/1.1 503")]
+        slow = [i for i, a in enumerate(answers) if a.startswith(b"HTTP/1.1 408")]
+        assert len(busy) == 10 and len(slow) == 20, answers
+        assert all(closed[i] < 0.9 for i in busy), closed
+        assert all(0.9 <= closed[i] < 4 for i in slow), closed
+        with httpx.Client(base_url=served.url, timeout=10) as c:  # others are served again
+            assert c.get("/healthz").status_code == 200
+        # A body that never completes, and a kept-alive connection's next request: cut too.
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(
+                b"POST /v1/vector_stores/docs/search HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
+            assert s.recv(4096).startswith(b"HTTP/1.1 408")
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\n")
+            got = b""
+            while b"408" not in got:
+                more = s.recv(4096)
+                assert more, got
+                got += more
+            assert got.startswith(b"HTTP/1.1 200") and b"HTTP/1.1 408" in got
+    finally:
+        for s in socks:
+            s.close()
+        code = served.stop()
+    assert code == 0
+    assert not any("Traceback" in line for line in served.stderr)

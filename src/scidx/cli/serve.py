@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import logging
+import math
 import re
 import signal
 import socket
@@ -114,6 +116,25 @@ def serve_command(
             "--memory-max", help="With --load auto: largest index (MiB) read into memory."
         ),
     ] = 256,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Another Host header value to answer (repeatable; '.example.com' with its "
+            "subdomains, '*' any). Always answered: the --host address and localhost.",
+        ),
+    ] = None,
+    read_timeout: Annotated[
+        float,
+        typer.Option(
+            "--read-timeout",
+            help="Seconds a client has to send a whole request (headers and body).",
+        ),
+    ] = 10.0,
+    max_connections: Annotated[
+        int,
+        typer.Option("--max-connections", help="Most connections open at once (then 503)."),
+    ] = 512,
     search_threads: Annotated[
         int,
         typer.Option("--search-threads", help="Searches running at once (0: one per core)."),
@@ -152,14 +173,17 @@ def serve_command(
     store = None
     try:
         settings.validate()
+        _check_limits(read_timeout, max_connections)
         store = IndexSet(
             _named_paths(indexes),
             verify=verify,
             load_mode=load_mode,
             memory_max=settings.memory_max,
         )
-        web_app = create_app(store, settings, title=title)
         sock = _listen(host, port)
+        allowed = (host, sock.getsockname()[0], "localhost", *(allowed_host or ()))
+        settings = dataclasses.replace(settings, allowed_hosts=allowed)
+        web_app = create_app(store, settings, title=title)
     except ScidxError as exc:
         if store is not None:
             store.close()
@@ -172,7 +196,7 @@ def serve_command(
 
     _log_to_stderr()
     _announce(host, sock, store, auth=bool(settings.token_env and _token_set(token_env)))
-    if not _run(web_app, sock, store, access_log):
+    if not _run(web_app, sock, store, access_log, (read_timeout, max_connections)):
         fail(ConfigError("the server did not start; see the messages above"))
     echo("stopped", err=True)
 
@@ -213,9 +237,24 @@ def _announce(host: str, sock: socket.socket, store: IndexSet, *, auth: bool) ->
         echo(f"warning: listening on {host}, reachable from other machines, {how}", err=True)
 
 
-def _run(web_app: Starlette, sock: socket.socket, store: IndexSet, access_log: bool) -> bool:
+def _check_limits(read_timeout: float, max_connections: int) -> None:
+    if not math.isfinite(read_timeout) or not 0 < read_timeout <= 3600:
+        raise ConfigError(f"--read-timeout must be in (0, 3600] seconds, got {read_timeout}")
+    if not 1 <= max_connections <= 65_536:
+        raise ConfigError(f"--max-connections must be in 1..65536, got {max_connections}")
+
+
+def _run(
+    web_app: Starlette,
+    sock: socket.socket,
+    store: IndexSet,
+    access_log: bool,
+    limits: tuple[float, int],
+) -> bool:
     """Serve on ``sock`` until stopped, then close it and ``store``; False if it never started."""
     import uvicorn
+
+    from scidx.web.server import bounded_protocol
 
     config = uvicorn.Config(
         web_app,
@@ -227,6 +266,8 @@ def _run(web_app: Starlette, sock: socket.socket, store: IndexSet, access_log: b
         # reuses it (a ReadError on its side, seen under load in bench_serve.py); 30 s makes that
         # race rare without holding idle sockets for long.
         timeout_keep_alive=30,
+        # A request-read deadline and a connection cap (scidx.web.server): uvicorn has neither.
+        http=bounded_protocol(*limits),
         server_header=False,
     )
     server = uvicorn.Server(config)

@@ -50,6 +50,7 @@ from scidx.web.common import (
     error_response,
     json_response,
 )
+from scidx.web.hosts import HostCheck
 from scidx.web.openai_api import OpenAIRoutes
 from scidx.web.search_api import make_search_endpoint
 from scidx.web.store import IndexSet
@@ -275,6 +276,9 @@ def _page_handlers(store: IndexSet, title: str) -> tuple[Handler, Handler]:
 
 def _middleware(settings: WebSettings) -> list[Middleware]:
     middleware = [Middleware(_SecurityHeaders)]
+    if settings.allowed_hosts is not None:
+        # Outermost after the security headers: a foreign Host gets no further.
+        middleware.append(Middleware(HostCheck, allowed=settings.allowed_hosts))
     if settings.cors_origins:
         # Before the routes, so that preflight requests (which carry no token) are answered.
         middleware.append(

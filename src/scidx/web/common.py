@@ -23,7 +23,7 @@ from urllib.parse import unquote_to_bytes
 
 import anyio
 import anyio.to_thread
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from scidx.errors import ConfigError, QueryEmbeddingError, QueryError, ScidxError
@@ -72,6 +72,9 @@ class WebSettings:
         memory_max: ``auto`` reads files up to this many bytes into memory, copies larger ones.
         filter_candidates: How many best-ranked chunks a vector-store search with ``filters``
             examines (the bound on its work; fewer results come back when fewer pass).
+        allowed_hosts: The ``Host`` header values answered (see :mod:`scidx.web.hosts`);
+            ``None`` (the default for an app mounted in a site) checks nothing.
+            ``toolup-rag serve`` always sets it.
     """
 
     max_k: int = 50
@@ -87,6 +90,7 @@ class WebSettings:
     load_mode: str = "auto"
     memory_max: int = DEFAULT_MEMORY_MAX
     filter_candidates: int = DEFAULT_FILTER_CANDIDATES
+    allowed_hosts: tuple[str, ...] | None = None
 
     def validate(self) -> None:
         """Raise :class:`~scidx.errors.ConfigError` for a setting out of range."""
@@ -283,13 +287,17 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
             )
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(
-                413, f"the request body is larger than {limit} bytes", code="body_too_large"
-            )
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(
+                    413, f"the request body is larger than {limit} bytes", code="body_too_large"
+                )
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # Gone before the whole body came (or cut at the read deadline): nobody reads this.
+        raise ApiError(400, "the connection closed before the whole body arrived") from None
     raw = b"".join(chunks)
     try:
         data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
