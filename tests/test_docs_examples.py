@@ -325,7 +325,13 @@ def test_ci_doc_pre_commit_config_uses_the_declared_hooks() -> None:
 def test_ci_doc_tool_scidx_table_is_valid(tmp_path: Path) -> None:
     from scidx.setuptools_hook import _read_settings
 
-    (block,) = fenced_blocks(CI_DOC, "toml")
+    block, hatch_block = fenced_blocks(CI_DOC, "toml")
+    hatch = tomllib.loads(hatch_block)
+    hatch_example = tomllib.loads(
+        (ROOT / "examples/packaged-docs-hatch/pyproject.toml").read_text()
+    )
+    assert hatch["build-system"] == hatch_example["build-system"]
+    assert hatch["tool"]["hatch"] == hatch_example["tool"]["hatch"]
     table = tomllib.loads(block)
     assert table["build-system"]["requires"] == ["setuptools>=64", "toolup-rag[cli]"]
     (tmp_path / "pyproject.toml").write_text(block)

@@ -39,12 +39,8 @@ stops, so no wheel and no half-written index is produced.
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import logging
 import os
-import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -55,11 +51,11 @@ from setuptools import Command  # type: ignore[import-untyped,unused-ignore]
 from setuptools.errors import SetupError  # type: ignore[import-untyped,unused-ignore]
 
 from scidx.errors import ScidxError
+from scidx.pack import project
+from scidx.pack.project import ProjectSettings
 
 if TYPE_CHECKING:
     from setuptools.dist import Distribution  # type: ignore[import-untyped,unused-ignore]
-
-    from scidx.pack.config import Config
 
 __all__ = ["COMMAND", "BuildScidx", "finalize_distribution_options"]
 
@@ -70,34 +66,6 @@ _log = logging.getLogger(__name__)
 #: Name of the build sub-command added to projects that have a ``[tool.scidx]`` table.
 COMMAND = "build_scidx"
 
-# Keys of [tool.scidx] that belong to the hook rather than to staticcorpus.json.
-_HOOK_KEYS = ("config", "package-path")
-_SIDECAR_SUFFIX = ".inputs"
-
-if sys.version_info >= (3, 11):
-    import tomllib
-
-    _toml_loads: Callable[[str], dict[str, Any]] = tomllib.loads
-else:  # pragma: no cover - exercised on Python 3.10 only
-
-    def _toml_loads(text: str) -> dict[str, Any]:
-        import importlib
-
-        # Python 3.10 has no tomllib; setuptools>=64 itself reads pyproject.toml with tomli,
-        # installed or vendored, so one of these is always present.
-        for name in ("tomli", "setuptools._vendor.tomli", "setuptools.extern.tomli"):
-            try:
-                module = importlib.import_module(name)
-            except ImportError:
-                continue
-            result: dict[str, Any] = module.loads(text)
-            return result
-        raise SetupError("scidx: cannot read pyproject.toml on Python 3.10; pip install tomli")
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading [tool.scidx]
-
 
 def _project_root(dist: Distribution) -> Path:
     # setuptools itself reads pyproject.toml from src_root or the current folder (the build
@@ -105,119 +73,20 @@ def _project_root(dist: Distribution) -> Path:
     return Path(getattr(dist, "src_root", None) or os.curdir).absolute()
 
 
-def _tool_table(root: Path) -> Any:
-    """The raw ``[tool.scidx]`` value, or ``None`` when absent.
-
-    Raises:
-        OSError: pyproject.toml exists but cannot be read.
-        ValueError: pyproject.toml is not valid UTF-8 TOML.
-    """
-    try:
-        text = (root / "pyproject.toml").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    tool = _toml_loads(text).get("tool")
-    return tool.get("scidx") if isinstance(tool, dict) else None
-
-
-@dataclasses.dataclass(frozen=True)
-class _Settings:
-    """The validated ``[tool.scidx]`` table of one project."""
-
-    root: Path
-    config: Config
-    config_file: Path | None  # the staticcorpus.json named by ``config``, if any
-    package_path: str  # "mypkg/docs.scidx"
-    package: str  # "mypkg"
-    resource: str  # "docs.scidx"
-
-
 def _fail(message: str) -> SetupError:
     return SetupError(f"scidx: {message}")
 
 
-def _read_settings(root: Path, packages: list[str] | None) -> _Settings:
-    """Validate ``[tool.scidx]`` into :class:`_Settings`.
+def _read_settings(root: Path, packages: list[str] | None) -> ProjectSettings:
+    """:func:`scidx.pack.project.read_settings`, failing the build with its message.
 
     Raises:
         SetupError: The table is missing or invalid, naming the key and how to fix it.
     """
-    where = f"{root / 'pyproject.toml'} [tool.scidx]"
     try:
-        table = _tool_table(root)
-    except (OSError, ValueError) as exc:
-        raise _fail(f"cannot read {root / 'pyproject.toml'}: {exc}") from None
-    if not isinstance(table, dict):
-        raise _fail(f'{where} must be a table like: package-path = "mypkg/docs.scidx"')
-
-    from scidx.pack.config import KNOWN_KEYS, config_from_dict, load_config
-
-    corpus_keys = [k for k in KNOWN_KEYS if k not in ("$schema", "output")]
-    for key in table:
-        if key == "output":
-            raise _fail(
-                f'{where}: remove "output"; the index is written inside the package at '
-                '"package-path" (e.g. package-path = "mypkg/docs.scidx")'
-            )
-        if key not in _HOOK_KEYS and key not in corpus_keys:
-            close = difflib.get_close_matches(str(key), [*_HOOK_KEYS, *corpus_keys], n=1)
-            hint = f'; did you mean "{close[0]}"?' if close else ""
-            raise _fail(f'{where}: unknown key "{key}"{hint}')
-
-    package_path, package, resource = _package_path(table.get("package-path"), packages, where)
-
-    config_file: Path | None = None
-    try:
-        if "config" in table:
-            value = table["config"]
-            inline = sorted(k for k in table if k not in _HOOK_KEYS)
-            if inline:
-                raise _fail(
-                    f"{where}: has both config = {value!r} and inline settings "
-                    f"({', '.join(inline)}); keep one of them"
-                )
-            if not isinstance(value, str) or not value.strip():
-                raise _fail(f'{where}: config must be a path like "staticcorpus.json"')
-            config_file = Path(os.path.abspath(root / value))  # normalised, for messages
-            config = load_config(config_file)
-        else:
-            data = {k: v for k, v in table.items() if k not in _HOOK_KEYS}
-            if "include" not in data:
-                raise _fail(
-                    f'{where}: missing "include"; add e.g. include = ["docs/**/*.md"] '
-                    '(or config = "staticcorpus.json")'
-                )
-            # "output" is required by the config schema; the hook always overrides it.
-            data["output"] = package_path
-            config = config_from_dict(data, root=root, path=root / "pyproject.toml")
+        return project.read_settings(root, packages or ())
     except ScidxError as exc:
         raise _fail(str(exc)) from None
-    return _Settings(root, config, config_file, package_path, package, resource)
-
-
-def _package_path(value: object, packages: list[str] | None, where: str) -> tuple[str, str, str]:
-    """Split ``package-path`` into ``(normalised path, package, resource)``."""
-    example = 'package-path = "mypkg/docs.scidx"'
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(f'{where}: missing "package-path"; add e.g. {example}')
-    parts = value.replace("\\", "/").split("/")
-    if value.startswith(("/", "\\")) or any(p in ("", ".", "..") for p in parts) or len(parts) < 2:
-        raise _fail(
-            f"{where}: package-path {value!r} must be a relative path inside a package, "
-            f"like {example}"
-        )
-    known = set(packages or ())
-    # The longest leading run of folders that is a package owns the file ("a/b/data/x.scidx"
-    # with packages a, a.b goes into a.b as "data/x.scidx").
-    for cut in range(len(parts) - 1, 0, -1):
-        package = ".".join(parts[:cut])
-        if package in known:
-            return "/".join(parts), package, "/".join(parts[cut:])
-    listed = ", ".join(sorted(known)) or "none"
-    raise _fail(
-        f"{where}: package-path {value!r} is not inside a package of this project "
-        f"(packages: {listed}); start it with the package's import path, like {example}"
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,7 +113,7 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
         self.editable_mode = False
         self.build_lib = None
         self.build_base = None
-        self._settings: _Settings | None = None
+        self._settings: ProjectSettings | None = None
 
     def finalize_options(self) -> None:
         """Take ``build_lib`` from ``build_py`` and ``build_base`` from ``build``."""
@@ -253,7 +122,7 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def settings(self) -> _Settings:
+    def settings(self) -> ProjectSettings:
         """The validated ``[tool.scidx]`` table (read once per command object).
 
         Raises:
@@ -293,23 +162,10 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
             SetupError: The inputs cannot be collected, or one lies outside the project folder
                 (an sdist cannot carry it).
         """
-        from scidx.pack.inputs import collect_inputs
-
-        s = self.settings()
         try:
-            inputs = [item.path for item in collect_inputs(s.config)]
+            return project.source_files(self.settings())
         except ScidxError as exc:
             raise _fail(str(exc)) from None
-        files: list[str] = []
-        for path in ([s.config_file] if s.config_file else []) + inputs:
-            rel = os.path.relpath(path, s.root)
-            if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
-                raise _fail(
-                    f"input {path} is outside the project folder {s.root}, so the sdist cannot "
-                    "include it; move it into the project or narrow the include globs"
-                )
-            files.append(Path(rel).as_posix())
-        return files
 
     def run(self) -> None:
         """Pack the index (in place when editable, else via ``build/scidx`` into ``build_lib``).
@@ -317,9 +173,6 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
         Raises:
             SetupError: The pack failed; the message is scidx's (what, where, how to fix).
         """
-        from scidx.pack.fileio import atomic_write
-        from scidx.pack.packer import pack_docs
-
         s = self.settings()
         if self.editable_mode:
             output = self._in_place()
@@ -328,37 +181,16 @@ class BuildScidx(Command):  # type: ignore[misc,unused-ignore]
             # Outside build_lib, so the incremental sidecar never reaches the wheel while an
             # in-tree rebuild (pip builds in the project folder) still finds it.
             output = Path(self.build_base, "scidx", *s.package_path.split("/")).absolute()
-        config = dataclasses.replace(s.config, output=output)
         try:
-            result = pack_docs(config)
+            _log.info("%s", project.pack_project(s, output))
         except ScidxError as exc:
             raise _fail(f"packing the docs for {s.package_path} failed: {exc}") from None
-        done = f"{output} is up to date" if result.up_to_date else f"packed {output}"
-        _log.info("scidx: %s (%d files, %d chunks)", done, result.files, result.chunks)
         if self.editable_mode:
             return
-
-        target = Path(self._in_build_lib())
-        _remove_leftovers(target)
         try:
-            with open(output, "rb") as src:
-                atomic_write(target, lambda fh: shutil.copyfileobj(src, fh))
-        except (OSError, ScidxError) as exc:
-            raise _fail(f"cannot copy {output} into the build folder: {exc}") from None
-
-
-def _remove_leftovers(target: Path) -> None:
-    """Delete a stale sidecar or temp file beside ``target`` so it cannot reach the wheel."""
-    folder = target.parent
-    if not folder.is_dir():
-        return
-    temp_prefix = f".{target.name}.tmp."  # scidx.pack.packer.atomic_write's temp names
-    for entry in folder.iterdir():
-        if entry.name == target.name + _SIDECAR_SUFFIX or entry.name.startswith(temp_prefix):
-            try:
-                entry.unlink()
-            except OSError:
-                pass
+            project.copy_index(output, Path(self._in_build_lib()))
+        except ScidxError as exc:
+            raise _fail(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,7 +225,7 @@ def finalize_distribution_options(dist: Distribution) -> None:
         dist: The distribution being built.
     """
     try:
-        table = _tool_table(_project_root(dist))
+        table = project.tool_table(_project_root(dist))
     except (OSError, ValueError):
         return
     if table is None:
