@@ -230,3 +230,74 @@ def test_search_page_runs_on_the_bundle(browser: Any, sites: dict[str, tuple[Pat
     assert not any("search?" in r for r in requests)  # no server API
     page.screenshot(path=str(artifact("web-bundle-search.png")), full_page=True)
     assert page.errors == []
+
+
+PETS = {
+    "install.md": "# Install\n\n## Linux\n\nRun the installer script to set up the agent on a "
+    "server.\n\n## Windows\n\nDownload the MSI package and double-click it.\n",
+    "pets.md": "# Pets\n\n## Cats\n\nA cat is a small furry animal that purrs and sleeps all "
+    "day.\n\n## Dogs\n\nDogs bark at the postman and love long walks.\n",
+    "garden.md": "# Garden\n\n## Roses\n\nPrune roses in late winter and feed them in "
+    "spring.\n\n## Lawn\n\nMow the lawn weekly; water it at dawn in dry weeks.\n",
+}
+
+
+def test_vector_leg_fuses_query_vectors_from_serve(
+    browser: Any, shared_dir: Path, tmp_path: Path
+) -> None:
+    """A local-model index: the page asks serve's /v1/embeddings, fuses as the index does."""
+    pytest.importorskip("onnxruntime", reason="the local provider (scidx[local])")
+    from scidx.pack.packer import pack_docs
+    from scidx.web import WebSettings, create_app
+    from web_server import UvicornThread
+
+    model = shared_dir / "models" / "all-MiniLM-L6-v2-int8"
+    (tmp_path / "docs").mkdir()
+    for name, text in PETS.items():
+        (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
+    (tmp_path / "staticcorpus.json").write_text(
+        json.dumps(
+            {
+                "include": ["docs/**/*.md"],
+                "output": "docs.scidx",
+                "embeddingProvider": "local",
+                "model": str(model),
+            }
+        ),
+        encoding="utf-8",
+    )
+    pack_docs(tmp_path / "staticcorpus.json")
+    idx = load(tmp_path / "docs.scidx", model_dir=model)
+    api = create_app({"docs": idx}, WebSettings(token_env=None, cors_origins=("*",)))
+    questions = ["which pet purrs and sleeps all day", "when should I trim flowers", "agent"]
+    with UvicornThread(api) as running:
+        write_web_bundle(
+            tmp_path / "docs.scidx", tmp_path / "site", embeddings_url=running.url + "/v1"
+        )
+        manifest = json.loads((tmp_path / "site" / MANIFEST_NAME).read_text(encoding="utf-8"))
+        assert manifest["vectors"]["dimensions"] == idx.vectors.shape[1]
+        server, url = _serve(tmp_path / "site")
+        try:
+            page = _open(browser, url)
+            hybrid = _run(page, url, questions, k=3)
+            keyword = page.evaluate(
+                """async ([reader, qs]) => {
+                    const m = await import(reader);
+                    const b = await m.Bundle.open("scidx-bundle.json");
+                    return Promise.all(qs.map((q) => b.search(q, { k: 3, mode: "keyword" })));
+                }""",
+                [url + manifest["reader"], questions],
+            )
+        finally:
+            server.shutdown()
+            server.server_close()
+    for q, got, kw in zip(questions, hybrid, keyword, strict=True):
+        want = idx.search(q, k=3)  # hybrid, the index's own fusion
+        assert got[0]["id"] == want[0].id, q
+        assert [h["id"] for h in got] == [h.id for h in want], q  # int8: same order here
+        for h, w in zip(got, want, strict=True):
+            assert abs(h["score"] - w.score) < 0.02, (q, h["id"])
+        assert [h["id"] for h in kw] == [h.id for h in idx.search(q, k=3, mode="keyword")]
+    # "when should I trim flowers" shares no term with the roses: only vectors find them.
+    assert hybrid[1][0]["id"] == "docs/garden.md:roses:0"
+    idx.close()

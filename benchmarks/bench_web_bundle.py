@@ -1,0 +1,335 @@
+"""Static bundle benchmark: bytes per query from the browser's network log, size, latency.
+
+Usage::
+
+    nice -n 10 python benchmarks/bench_web_bundle.py [--corpus CORPUS] [--index X.scidx] [--json]
+    nice -n 10 python benchmarks/bench_web_bundle.py --scifact   # every SciFact train query
+
+Docs mode packs the corpus (hashing provider, as a docs site would without an API key), writes
+the bundle with ``export-web`` and serves it from a loopback ``http.server`` that sends
+``Cache-Control: immutable`` for the content-hashed files and ``no-cache`` for ``index.html``
+and the manifest (what a CDN would be told). Headless Chromium (Debian's) then opens the page
+and types each query into the search box. Rows:
+
+* ``cold``: a fresh browser context (empty HTTP cache) per query: the page is loaded, the
+  query typed; ``page bytes`` are the page's own load until the network is idle (HTML,
+  script, style, and the reader, manifest and page table, which the page loads at once so the
+  first keystroke does not wait for them); ``query bytes`` are every response from the first
+  keystroke to the rendered results (term shards, page fragments), headers included. A cold
+  query's total is the two added.
+* ``next``: in the same page after the cold query, another query of the same length (the
+  reader, manifest and page table are loaded: its shards and page fragments travel).
+* ``warm``: the same browser context, the page loaded again and the cold query typed again
+  (HTTP cache warm: only the revalidation of ``index.html`` and the manifest travels).
+* ``ms``: from the last keystroke to the results being in the page (``performance.now()`` in
+  the page), median over the queries.
+
+``--scifact`` packs SciFact's corpus, runs every train query in the browser through the reader
+and counts the queries whose keyword results differ from ``Index.search(q, mode="keyword")``
+(ids, order, scores to 1e-6, snippets, marked words).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import http.server
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import sync_playwright
+
+import scidx
+from scidx.export.web_bundle import MANIFEST_NAME, write_web_bundle
+from scidx.pack.packer import pack_docs
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared"
+DEFAULT_CORPUS = SHARED / "corpora" / "kubernetes-website-en"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+
+QUERIES = {
+    1: ["pod", "ingress", "configmap", "namespace", "kubectl", "secret", "scheduler", "taint"],
+    2: [
+        "persistent volume",
+        "rolling update",
+        "network policy",
+        "resource quota",
+        "service account",
+        "node affinity",
+        "liveness probe",
+        "cluster autoscaler",
+    ],
+    4: [
+        "configure pod security context",
+        "drain node before maintenance",
+        "expose deployment with service",
+        "horizontal pod autoscaler metrics",
+        "mount secret as volume",
+        "upgrade kubeadm control plane",
+        "limit container memory usage",
+        "debug crashing init container",
+    ],
+}
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def end_headers(self) -> None:
+        name = self.path.split("?", 1)[0]
+        mutable = name.endswith(("/", ".html", MANIFEST_NAME))
+        cache = "no-cache" if mutable else "public, max-age=31536000, immutable"
+        self.send_header("Cache-Control", cache)
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def _serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def _chromium() -> str:
+    for name in ("chromium-headless-shell", "chromium"):
+        for folder in os.environ.get("PATH", "").split(os.pathsep):
+            if (Path(folder) / name).exists():
+                return str(Path(folder) / name)
+    raise SystemExit("no Chromium (apt-get install chromium-headless-shell)")
+
+
+_WATCH = """() => {
+  window.__keys = []; window.__done = null;
+  document.addEventListener('keydown', () => window.__keys.push(performance.now()), true);
+  new MutationObserver(() => {
+    if (document.querySelector('#results section.page')) window.__done = performance.now();
+  }).observe(document.getElementById('results'), { childList: true, subtree: true });
+}"""
+
+
+def _sized(responses: list[Any]) -> int:
+    total = 0
+    for r in responses:
+        sizes = r.request.sizes()
+        total += int(sizes["responseBodySize"]) + int(sizes["responseHeadersSize"])
+    return total
+
+
+def _load(context: Any, url: str) -> tuple[Any, list[Any], int]:
+    page = context.new_page()
+    seen: list[Any] = []
+    page.on("requestfinished", lambda req: seen.append(req.response()))
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+    page_bytes = _sized([r for r in seen if r is not None])
+    seen.clear()
+    page.evaluate(_WATCH)
+    return page, seen, page_bytes
+
+
+def _type(page: Any, seen: list[Any], query: str) -> dict[str, float]:
+    """Type ``query`` into the box (replacing what is there); bytes and ms until its results."""
+    seen.clear()
+    page.evaluate("() => { window.__keys = []; window.__done = null; }")
+    box = page.locator("#q")
+    box.fill("")
+    box.press_sequentially(query, delay=15)
+    page.wait_for_function(
+        "(q) => document.getElementById('status').textContent.includes('for “' + q + '”')",
+        arg=query,
+    )
+    page.wait_for_load_state("networkidle")
+    keys, done = page.evaluate("() => [window.__keys, window.__done]")
+    responses = [r for r in seen if r is not None]
+    return {
+        "queryBytes": _sized(responses),
+        "requests": len(responses),
+        "ms": (done - keys[-1]) if done is not None and keys else float("nan"),
+    }
+
+
+def _rows(browser: Any, url: str, queries: list[str]) -> dict[str, list[dict[str, float]]]:
+    """Per query: cold (empty cache), warm (reloaded, HTTP cache warm), next (same session)."""
+    out: dict[str, list[dict[str, float]]] = {"cold": [], "warm": [], "next": []}
+    for i, query in enumerate(queries):
+        context = browser.new_context()
+        page, seen, page_bytes = _load(context, url)
+        out["cold"].append(_type(page, seen, query) | {"pageBytes": page_bytes})
+        out["next"].append(_type(page, seen, queries[(i + 1) % len(queries)]) | {"pageBytes": 0})
+        page.close()
+        page, seen, page_bytes = _load(context, url)
+        out["warm"].append(_type(page, seen, query) | {"pageBytes": page_bytes})
+        context.close()
+    return out
+
+
+def _docs(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="scidx-bench-web-"))
+    if args.index:
+        index = Path(args.index).resolve()
+    else:
+        (work / "corpus").symlink_to(Path(args.corpus).resolve())
+        (work / "staticcorpus.json").write_text(
+            json.dumps(
+                {
+                    "include": ["corpus/**/*.md"],
+                    "output": "docs.scidx",
+                    "allowExternalSymlinks": True,
+                    "sourceRoot": "corpus",
+                    "urlTemplate": "https://kubernetes.io/{page}#{anchor}",
+                }
+            ),
+            encoding="utf-8",
+        )
+        pack_docs(work / "staticcorpus.json", use_cache=False)
+        index = work / "docs.scidx"
+    t0 = time.perf_counter()
+    report = write_web_bundle(index, work / "bundle")
+    export_s = time.perf_counter() - t0
+    bundle = work / "bundle"
+    manifest = json.loads((bundle / MANIFEST_NAME).read_text(encoding="utf-8"))
+    reader = (bundle / manifest["reader"]).read_bytes()
+    shards = sorted((bundle / name).stat().st_size for _, name in manifest["shards"])
+    frags = sorted(p.stat().st_size for p in (bundle / "pages").iterdir())
+    server, url = _serve(bundle)
+    out: dict[str, Any] = {
+        "index": str(index.name),
+        "indexBytes": index.stat().st_size,
+        "chunks": manifest["chunks"],
+        "bundleBytes": report.bytes,
+        "bundleFiles": report.files,
+        "termShards": report.term_shards,
+        "shardMedianBytes": statistics.median(shards),
+        "shardMaxBytes": shards[-1],
+        "pages": report.pages,
+        "fragmentMedianBytes": statistics.median(frags),
+        "pageTableBytes": (bundle / manifest["pages"]).stat().st_size,
+        "manifestBytes": (bundle / MANIFEST_NAME).stat().st_size,
+        "readerBytes": len(reader),
+        "readerGzipBytes": len(gzip.compress(reader, 9)),
+        "exportSeconds": round(export_s, 2),
+        "rows": {},
+    }
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=_chromium(), headless=True, args=FLAGS)
+            for words in args.words:
+                queries = QUERIES[words]
+                rows = _rows(browser, url, queries)
+                out["rows"][words] = {
+                    kind: {
+                        key: statistics.median(r[key] for r in got)
+                        for key in ("pageBytes", "queryBytes", "requests", "ms")
+                    }
+                    | {"queryBytesMax": max(r["queryBytes"] for r in got)}
+                    for kind, got in rows.items()
+                }
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return out
+
+
+def _scifact() -> dict[str, Any]:
+    from scidx.embed.hashing import HashingEmbedder
+    from scidx.evaluation.beir import read_beir
+    from scidx.pack.packer import pack_records
+
+    data = read_beir(SHARED / "beir" / "scifact", "train")
+    records = [{"id": d, "title": t, "text": x} for d, t, x in data.corpus]
+    packed = pack_records(records, None, embedder=HashingEmbedder(dimensions=64), use_cache=False)
+    assert packed.data is not None
+    work = Path(tempfile.mkdtemp(prefix="scidx-bench-web-"))
+    (work / "sf.scidx").write_bytes(packed.data)
+    write_web_bundle(work / "sf.scidx", work / "bundle")
+    queries = sorted(data.queries.values())
+    idx = scidx.load(work / "sf.scidx")
+    server, url = _serve(work / "bundle")
+    reader = json.loads((work / "bundle" / MANIFEST_NAME).read_text(encoding="utf-8"))["reader"]
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=_chromium(), headless=True, args=FLAGS)
+            page = browser.new_page()
+            page.goto(url)
+            t0 = time.perf_counter()
+            got = page.evaluate(
+                """async ([reader, qs]) => {
+                    const m = await import(reader);
+                    const b = await m.Bundle.open("scidx-bundle.json");
+                    const out = [];
+                    for (const q of qs) out.push(await b.search(q, { k: 10 }));
+                    return out;
+                }""",
+                [url + reader, queries],
+            )
+            browser_s = time.perf_counter() - t0
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    bad = []
+    for q, hits in zip(queries, got, strict=True):
+        want = idx.search(q, k=10, mode="keyword")
+        same = [h["id"] for h in hits] == [w.id for w in want] and all(
+            abs(h["score"] - w.score) <= 1e-6
+            and h["snippet"] == w.snippet
+            and [h["snippet"][a:b] for a, b in h["highlights"]]
+            == [w.snippet[a:b] for a, b in w.highlights]
+            for h, w in zip(hits, want, strict=True)
+        )
+        if not same:
+            bad.append(q)
+    return {
+        "queries": len(queries),
+        "differing": len(bad),
+        "examples": bad[:5],
+        "browserSeconds": round(browser_s, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--index", help="use this .scidx instead of packing the corpus")
+    parser.add_argument("--scifact", action="store_true", help="keyword parity, every query")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--words", type=int, nargs="*", default=sorted(QUERIES))
+    args = parser.parse_args()
+    report = _scifact() if args.scifact else _docs(args)
+    if args.json or args.scifact:
+        print(json.dumps(report, indent=None if args.json else 2))
+        return
+    print(
+        f"{report['index']}: {report['chunks']} chunks, index {report['indexBytes'] / 1e6:.1f} MB;"
+        f" bundle {report['bundleBytes'] / 1e6:.2f} MB in {report['bundleFiles']} files "
+        f"({report['termShards']} term shards, median {report['shardMedianBytes'] / 1e3:.1f} KB, "
+        f"max {report['shardMaxBytes'] / 1e3:.1f} KB; {report['pages']} page fragments, median "
+        f"{report['fragmentMedianBytes'] / 1e3:.1f} KB; page table "
+        f"{report['pageTableBytes'] / 1e3:.1f} KB); reader {report['readerBytes'] / 1e3:.1f} KB, "
+        f"{report['readerGzipBytes'] / 1e3:.1f} KB gzipped; export {report['exportSeconds']} s"
+    )
+    print("words  cache  page KB  query KB (median / max)  requests  ms after last key")
+    for words, kinds in report["rows"].items():
+        for kind, r in kinds.items():
+            print(
+                f"{words:>5}  {kind:<5}  {r['pageBytes'] / 1e3:7.1f}  "
+                f"{r['queryBytes'] / 1e3:8.1f} / {r['queryBytesMax'] / 1e3:6.1f}        "
+                f"{r['requests']:6.0f}  {r['ms']:8.1f}"
+            )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
