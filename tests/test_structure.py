@@ -68,9 +68,14 @@ def _resolves(dotted: str) -> bool:
 
 def test_every_dotted_scidx_path_in_the_docs_imports() -> None:
     from scidx.embed.registry import ENTRY_POINT_GROUP as EMBEDDERS
+    from scidx.rag.rewrite import ENTRY_POINT_GROUP as REWRITERS
     from scidx.rerank.registry import ENTRY_POINT_GROUP as RERANKERS
 
-    not_modules = {EMBEDDERS, RERANKERS}  # the plugins' entry-point groups: names, not modules
+    not_modules = {
+        EMBEDDERS,
+        RERANKERS,
+        REWRITERS,
+    }  # the plugins' entry-point groups: names, not modules
     broken: dict[str, list[str]] = {}
     for where, text in _documents():
         for match in DOTTED.finditer(text):

@@ -23,6 +23,7 @@ Every error scidx raises on purpose is a :class:`ScidxError`. Messages say what 
     │   └── ChatProviderError                    the chat provider failed or was unreachable
     ├── QualityRegressionError           exit 7  ``eval --baseline``: quality fell below it
     ├── RerankError                      exit 2  the reranker failed or returned bad scores
+    ├── QueryRewriteError                exit 2  the query rewriter failed
     └── DatabaseError                    exit 8  PostgreSQL unreachable or refused ([postgres])
 """
 
@@ -47,6 +48,7 @@ __all__ = [
     "QualityRegressionError",
     "QueryEmbeddingError",
     "QueryError",
+    "QueryRewriteError",
     "RerankError",
     "ScidxError",
     "UnsupportedFormatVersionError",
@@ -149,6 +151,12 @@ class QualityRegressionError(ScidxError):
 
 class RerankError(ScidxError):
     """The reranker (model, service or plugin) failed, or returned unusable scores."""
+
+    exit_code = 2
+
+
+class QueryRewriteError(ScidxError):
+    """The query rewriter (a plugin or callable) failed or returned something unusable."""
 
     exit_code = 2
 

@@ -68,6 +68,7 @@ def _pipeline(
     options: PromptOptions,
     postgres: str | None = None,
     table: str = "scidx_chunks",
+    rewriter: Any | None = None,
 ) -> Iterator[Pipeline]:
     from scidx.index.index import load
     from scidx.index.retrieval import IndexRetriever, Retriever
@@ -97,7 +98,13 @@ def _pipeline(
             else MultiIndexRetriever(retrievers, strategy=merge)
         )
         tracer = stack.enter_context(JsonlTracer(trace)) if trace is not None else None
-        yield Pipeline(retriever, tracer=tracer, min_matches=min_matches, prompt_options=options)
+        yield Pipeline(
+            retriever,
+            tracer=tracer,
+            min_matches=min_matches,
+            prompt_options=options,
+            rewriter=rewriter,
+        )
 
 
 def _target(
@@ -158,6 +165,26 @@ _MIN_MATCHES_OPT = typer.Option(
     "--min-matches", help="Fewer matches than this after --min-score is a traced miss."
 )
 _JSON_OPT = typer.Option("--json", help="Print one JSON object.")
+_REWRITE_OPT = typer.Option(
+    "--rewrite", help="Rewrite the question before retrieval: llm (a chat model) or a plugin."
+)
+_REWRITE_MODEL_OPT = typer.Option(
+    "--rewrite-model", help="The rewriter's model (llm: a chat model, default gpt-4o-mini)."
+)
+_REWRITE_OPTION_OPT = typer.Option(
+    "--rewrite-option",
+    help="A rewriter setting KEY=VALUE (repeatable), e.g. base_url=URL, timeout=10.",
+)
+
+
+def _key_values(items: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{item!r}: write the setting as KEY=VALUE, e.g. timeout=10")
+        out[key.strip().replace("-", "_")] = value
+    return out
 
 
 def _group(value: str) -> str | None:
@@ -209,6 +236,9 @@ def _shared_options(
     rerank_model: Annotated[str | None, RERANK_MODEL_OPT] = None,
     rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
     rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
+    rewrite: Annotated[str | None, _REWRITE_OPT] = None,
+    rewrite_model: Annotated[str | None, _REWRITE_MODEL_OPT] = None,
+    rewrite_option: Annotated[list[str] | None, _REWRITE_OPTION_OPT] = None,
 ) -> None:
     """Never called: its signature declares the arguments ``query`` and ``ask`` share."""
 
@@ -242,6 +272,19 @@ class _Retrieval:
     rerank_model: str | None
     rerank_top: int | None
     rerank_option: list[str] | None
+    rewrite: str | None
+    rewrite_model: str | None
+    rewrite_option: list[str] | None
+
+    def rewriter(self) -> Any | None:
+        """The query rewriter ``--rewrite`` names, or ``None``."""
+        if self.rewrite is None:
+            if self.rewrite_model or self.rewrite_option:
+                raise ConfigError("--rewrite-model/--rewrite-option need --rewrite NAME (e.g. llm)")
+            return None
+        from scidx.rag.rewriters import load_rewriter
+
+        return load_rewriter(self.rewrite, self.rewrite_model, **_key_values(self.rewrite_option))
 
     @contextmanager
     def pipeline(self) -> Iterator[tuple[Pipeline, RetrievalRequest]]:
@@ -280,6 +323,7 @@ class _Retrieval:
             opts,
             self.postgres,
             self.table,
+            self.rewriter(),
         ) as pipe:
             yield pipe, request
 
@@ -334,6 +378,12 @@ def query_command(
         return
     _print_matches(doc["matches"])
     if show_prompt:
+        if prepared.rewrite is not None:
+            spent = prepared.trace.latency_ms.get("query_rewrite", 0.0)
+            echo(f"\n--- query rewrite ({spent:.0f} ms) ---")
+            echo(f"semantic: {prepared.rewrite.query}")
+            lexical = prepared.rewrite.text_query
+            echo(f"lexical:  {lexical if lexical is not None else '(the semantic query)'}")
         echo("\n--- system ---")
         echo(prepared.prompt.system)
         echo("--- user ---")

@@ -67,6 +67,7 @@ from scidx.rag.prompt import (
     build_prompt,
     cut_text,
 )
+from scidx.rag.rewrite import STAGE_QUERY_REWRITE, Rewrite, checked_rewrite
 from scidx.rag.trace import JsonlTracer, NullTracer, Tracer, TraceRecord, query_hash
 
 __all__ = [
@@ -103,21 +104,26 @@ class Prepared:
         matches: The retrieved matches.
         prompt: The assembled prompt.
         trace: The trace record that was sent to the tracer.
+        rewrite: What the query-rewrite stage made of the question (``None``: no rewriter).
     """
 
     question: str
     matches: list[Match]
     prompt: Prompt
     trace: TraceRecord
+    rewrite: Rewrite | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data: matches, prompt and trace (the trace has no question text)."""
-        return {
+        data = {
             "question": self.question,
             "matches": [m.to_dict() for m in self.matches],
             "prompt": self.prompt.to_dict(),
             "trace": self.trace.to_dict(),
         }
+        if self.rewrite is not None:
+            data["rewrite"] = self.rewrite.to_dict()
+        return data
 
 
 def _reranker_name(reranker: object) -> str:
@@ -145,6 +151,10 @@ class Pipeline:
             (``request.rerank``): the retriever rescores its best ``rerank_top`` candidates
             with it, reported as the ``reranking`` stage. ``None`` (default): no reranking.
         rerank_top: Candidates the reranker rescores (``None``: the request's, else 20).
+        rewriter: A query rewriter run before retrieval, as the ``query_rewrite`` stage (see
+            :mod:`scidx.rag.rewrite`): retrieval searches its semantic query (and its lexical
+            query in the keyword leg, when it gives one); the prompt keeps the question.
+            ``None`` (default): off.
 
     Example:
         >>> pipe = Pipeline(IndexRetriever(scidx.load("docs.scidx")))  # doctest: +SKIP
@@ -161,6 +171,7 @@ class Pipeline:
         prompt_options: PromptOptions | None = None,
         reranker: Reranker | None = None,
         rerank_top: int | None = None,
+        rewriter: Any | None = None,
     ) -> None:
         if isinstance(min_matches, bool) or not isinstance(min_matches, int) or min_matches < 0:
             raise ConfigError(f"min_matches must be an integer >= 0, got {min_matches!r}")
@@ -171,10 +182,11 @@ class Pipeline:
         self.name = _retriever_name(retriever, 0)
         self.reranker = reranker
         self.rerank_top = rerank_top
+        self.rewriter = rewriter
 
     def _run(
         self, request: RetrievalRequest
-    ) -> tuple[list[Match], dict[str, float], int | None, float]:
+    ) -> tuple[list[Match], dict[str, float], int | None, float, Rewrite | None]:
         durations: dict[str, float] = {}
         counts: dict[str, int] = {}
         outer = request.on_progress
@@ -191,9 +203,16 @@ class Pipeline:
             changes["rerank"] = self.reranker
             changes["rerank_top"] = request.rerank_top or self.rerank_top
         started = time.perf_counter()
+        rewrite = None
+        if self.rewriter is not None:
+            rewrite = checked_rewrite(self.rewriter, request.query)
+            collect(StageEvent(STAGE_QUERY_REWRITE, time.perf_counter() - started, None, self.name))
+            changes["query"] = rewrite.query
+            if rewrite.text_query is not None:
+                changes["text_query"] = rewrite.text_query
         matches = self.retriever.retrieve(replace(request, **changes))
         elapsed = time.perf_counter() - started
-        return matches, durations, counts.get(STAGE_RETRIEVAL), elapsed
+        return matches, durations, counts.get(STAGE_RETRIEVAL), elapsed, rewrite
 
     def _trace(
         self,
@@ -225,7 +244,7 @@ class Pipeline:
 
     def retrieve(self, request: RetrievalRequest) -> list[Match]:
         """Retrieve through the wrapped retriever and trace the retrieval."""
-        matches, durations, candidates, seconds = self._run(request)
+        matches, durations, candidates, seconds, _ = self._run(request)
         self._trace(request, matches, durations, candidates, seconds)
         return matches
 
@@ -254,11 +273,11 @@ class Pipeline:
             if isinstance(question, RetrievalRequest)
             else RetrievalRequest(question, k=k, mode=mode)
         )
-        matches, durations, candidates, seconds = self._run(request)
+        matches, durations, candidates, seconds, rewrite = self._run(request)
         started = time.perf_counter()
         prompt = build_prompt(request.query, matches, options or self.prompt_options)
         spent = time.perf_counter() - started
         durations[STAGE_CONTEXT] = spent
         request.report(StageEvent(STAGE_CONTEXT, spent, len(prompt.blocks), self.name))
         trace = self._trace(request, matches, durations, candidates, seconds + spent)
-        return Prepared(request.query, matches, prompt, trace)
+        return Prepared(request.query, matches, prompt, trace, rewrite)
