@@ -25,7 +25,7 @@ def summary(chunks: list[Chunk]) -> list[tuple[str, tuple[str, ...], str]]:
 
 
 def test_version_is_pinned() -> None:
-    assert CHUNKER_VERSION == "scidx-chunk-3"
+    assert CHUNKER_VERSION == "scidx-chunk-4"
 
 
 def test_sections_paths_and_ids() -> None:
@@ -120,6 +120,16 @@ def test_toml_front_matter() -> None:
     chunks = chunk_markdown(doc, "h.md")
     assert summary(chunks) == [("h.md:a:0", ("Hugo page", "A"), "x")]
     assert dict(chunks[0].metadata) == {"title": "Hugo page", "weight": "3"}
+
+
+def test_nul_in_front_matter_becomes_a_replacement_character() -> None:
+    """Issue 24 #5: a "\\0" escape or a raw NUL never reaches title or metadata."""
+    text = '---\ntitle: "Guide\\0 one"\nteam: a\x00b\n"k\x00": "v\\0"\n---\n# Body\x00text\n'
+    _, fields = parse_front_matter(normalize_source(text))
+    assert fields == {"title": "Guide\ufffd one", "team": "a\ufffdb", "k\ufffd": "v\ufffd"}
+    chunks = chunk_markdown(text, "guide.md")
+    assert all("\0" not in c.title + c.text + repr(dict(c.metadata)) for c in chunks)
+    assert chunks[0].metadata["team"] == "a\ufffdb"
 
 
 def test_unclosed_front_matter_is_ordinary_markdown() -> None:

@@ -67,7 +67,8 @@ __all__ = ["CHUNKER_VERSION", "HARD_LIMIT_FACTOR", "Chunk", "chunk_markdown"]
 #: Bump whenever the same input could produce different chunks (stored in the index header).
 #: 2: a paragraph over the budget (or any block over HARD_LIMIT_FACTOR times it) is split inside.
 #: 3: chunks carry their clean text (:attr:`Chunk.plain`).
-CHUNKER_VERSION = "scidx-chunk-3"
+#: 4: NUL in front matter (raw or a ``"\0"`` escape) becomes U+FFFD, as in bodies.
+CHUNKER_VERSION = "scidx-chunk-4"
 
 _EMPTY_METADATA = Metadata()
 

@@ -212,9 +212,20 @@ def parse_front_matter(text: str) -> tuple[int, dict[str, str]]:
         if line.rstrip() in closers:
             end = len(text) if nl == -1 else nl + 1
             parser = _parse_toml_scalars if closers == ("+++",) else _parse_yaml_scalars
-            return end, parser(body)
+            return end, _without_nul(parser(body))
         body.append(line)
         if nl == -1:
             break
         pos = nl + 1
     return 0, {}
+
+
+def _without_nul(fields: dict[str, str]) -> dict[str, str]:
+    """NUL (written raw or as a ``"\\0"`` escape) becomes U+FFFD, as in bodies.
+
+    A NUL in a title or metadata value is no text anyone means, and databases refuse it
+    (PostgreSQL's text type cannot hold one), so it never reaches the index.
+    """
+    if not any("\0" in k or "\0" in v for k, v in fields.items()):
+        return fields
+    return {k.replace("\0", "\ufffd"): v.replace("\0", "\ufffd") for k, v in fields.items()}
