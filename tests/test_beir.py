@@ -98,6 +98,62 @@ def test_bench_limit_and_validation(tmp_path: Path) -> None:
         run_bench(data, limit=0)
 
 
+def test_bench_columns_reranker_vectors_replicate(tmp_path: Path) -> None:
+    from collections.abc import Sequence
+
+    data = read_beir(make_beir(tmp_path / "tiny"), "test")
+    (plain,) = run_bench(data, modes=["keyword"], k=10)
+    assert (plain.reranker, plain.vectors, plain.replicate) == ("", "float32", 1)
+    assert plain.rerank_p50_ms is None and plain.to_dict()["rerank_p50_ms"] == ""
+
+    class Reverse:
+        """Ranks the retrieval candidates backwards (a real, if perverse, reranker)."""
+
+        name = "reverse"
+
+        def stamp(self) -> dict[str, object]:
+            return {"provider": "reverse"}
+
+        def rerank(self, query: str, candidates: Sequence[object]) -> list[float]:
+            return [float(i) for i in range(len(candidates))]
+
+    (vec,) = run_bench(data, modes=["vector"], k=10)
+    (rr,) = run_bench(data, modes=["vector"], k=10, reranker=Reverse())
+    assert rr.reranker == "reverse" and rr.rerank_p50_ms is not None and rr.rerank_p50_ms >= 0
+    assert rr.mrr_10 < vec.mrr_10  # every candidate list is now upside down
+    (i8,) = run_bench(data, modes=["vector"], k=10, vectors="int8")
+    assert i8.vectors == "int8"
+    (big,) = run_bench(data, modes=["keyword"], k=10, replicate=3)
+    assert big.replicate == 3 and big.queries == plain.queries
+    row = big.to_dict()
+    assert row["ndcg@10"] == row["recall@100"] == row["mrr@10"] == ""
+    with pytest.raises(ConfigError, match="--replicate must be an integer >= 1"):
+        run_bench(data, replicate=0)
+    with pytest.raises(ConfigError, match="vector encoding"):
+        run_bench(data, vectors="fp16")
+
+
+def test_replicated_corpus_has_distinct_ids(tmp_path: Path) -> None:
+    import scidx.pack.packer as packer
+
+    data = read_beir(make_beir(tmp_path / "tiny"), "test")
+    seen: list[list[str]] = []
+    real = packer.pack_records
+
+    def spy(records: list[dict[str, str]], *args: object, **kwargs: object) -> object:
+        seen.append([r["id"] for r in records])
+        return real(records, *args, **kwargs)  # type: ignore[arg-type]
+
+    packer.pack_records = spy  # type: ignore[assignment]
+    try:
+        run_bench(data, modes=["keyword"], k=10, replicate=2)
+    finally:
+        packer.pack_records = real
+    ids = seen[0]
+    base = [did for did, _, _ in data.corpus]
+    assert ids == [*base, *(f"{d}~2" for d in base)] and len(set(ids)) == len(ids)
+
+
 def test_csv_rows_are_appended_under_one_header(tmp_path: Path) -> None:
     data = read_beir(make_beir(tmp_path / "tiny"), "test")
     out = tmp_path / "bench.csv"

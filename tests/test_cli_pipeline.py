@@ -249,7 +249,8 @@ def test_bench_appends_a_csv_row(tmp_path: Path, capsys: pytest.CaptureFixture[s
             "--k", "10", "--out", str(out_file)]  # fmt: skip
     code, out, err = run(argv, capsys)
     assert code == 0, err
-    assert out.splitlines()[0].startswith("dataset,split,provider,model,mode,mmr,k,queries,ndcg@10")
+    header = "dataset,split,provider,model,mode,mmr,reranker,vectors,replicate,k,queries,ndcg@10"
+    assert out.splitlines()[0].startswith(header)
     with open(out_file, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["mode"] for r in rows] == ["keyword", "vector"]
@@ -257,5 +258,22 @@ def test_bench_appends_a_csv_row(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ["bench", "--beir", str(root), "--split", "test", "--mode", "keyword", "--json"], capsys
     )
     assert code == 0 and json.loads(out)["queries"] == 3
+    code, out, err = run(
+        ["bench", "--beir", str(root), "--split", "test", "--mode", "keyword", "--json",
+         "--vectors", "int8", "--replicate", "2"],
+        capsys,
+    )  # fmt: skip
+    doc = json.loads(out)
+    assert code == 0, err
+    assert (doc["vectors"], doc["replicate"], doc["ndcg@10"], doc["reranker"]) == (
+        "int8",
+        2,
+        "",
+        "",
+    )
+    code, _, err = run(
+        ["bench", "--beir", str(root), "--split", "test", "--vectors", "postgres"], capsys
+    )
+    assert code == 1 and "--vectors postgres needs --postgres DSN" in err
     code, _, err = run(["bench", "--beir", str(root), "--split", "test", "--mode", "x"], capsys)
     assert code == 1 and "--mode must be" in err

@@ -583,11 +583,28 @@ def bench_command(
             "--mmr", help="Also rank with maximal marginal relevance at this λ (repeatable)."
         ),
     ] = None,
+    rerank: Annotated[str | None, RERANK_OPT] = None,
+    rerank_model: Annotated[str | None, RERANK_MODEL_OPT] = None,
+    rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
+    rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
+    vectors: Annotated[
+        str | None,
+        typer.Option("--vectors", help="Vector encoding to pack: float32, int8 or binary."),
+    ] = None,
+    replicate: Annotated[
+        int,
+        typer.Option(
+            "--replicate",
+            help="Pack the corpus N times (distinct ids) to measure speed at scale; no "
+            "quality metrics then.",
+        ),
+    ] = 1,
 ) -> None:
     """Benchmark retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10 and timings.
 
     Each mode gives one row, plus one row per --mmr λ (the mmr column; empty for plain
-    ranking).
+    ranking). The reranker, vectors (float32, int8, binary or postgres) and replicate columns
+    say what was measured; rerank_p50_ms is the median time inside the reranker per query.
     """
     from scidx.evaluation.beir import BENCH_COLUMNS, append_csv, read_beir, run_bench, run_bm25s
     from scidx.index.search import MODES
@@ -599,6 +616,10 @@ def bench_command(
     try:
         if not chosen or any(m not in MODES for m in chosen):
             raise ConfigError(f"--mode must be {', '.join(MODES)} or all, got {', '.join(chosen)}")
+        if vectors == "postgres":
+            if postgres is None:
+                raise ConfigError("--vectors postgres needs --postgres DSN (pgvector stores them)")
+            vectors = None
         data = read_beir(beir, split)
         rows = run_bench(
             data,
@@ -610,6 +631,10 @@ def bench_command(
             limit=limit,
             backend=export_and_rank(postgres, table) if postgres is not None else None,
             mmr=[None, *(mmr or [])],
+            reranker=make_reranker(rerank, rerank_model, rerank_top, rerank_option),
+            rerank_top=rerank_top,
+            vectors=vectors,
+            replicate=replicate,
         )
         if bm25s:
             rows.append(run_bm25s(data, k=k, limit=limit))

@@ -23,8 +23,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from scidx.errors import ConfigError, InputError, OutputError
 from scidx.evaluation.metrics import mean_metrics
 from scidx.index.index import Index, load_bytes
 from scidx.index.search import MODES
+from scidx.index.vectors import DEFAULT_ENCODING
 
 __all__ = [
     "BENCH_COLUMNS",
@@ -59,6 +61,9 @@ BENCH_COLUMNS = (
     "model",
     "mode",
     "mmr",
+    "reranker",
+    "vectors",
+    "replicate",
     "k",
     "queries",
     "ndcg@10",
@@ -68,6 +73,7 @@ BENCH_COLUMNS = (
     "query_p50_ms",
     "query_p95_ms",
     "query_p99_ms",
+    "rerank_p50_ms",
     "wall_s",
 )
 
@@ -119,6 +125,10 @@ class BenchRow:
     query_p99_ms: float
     wall_s: float
     mmr: float | None = None
+    reranker: str = ""
+    vectors: str = "float32"
+    replicate: int = 1
+    rerank_p50_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row keyed by :data:`BENCH_COLUMNS`, numbers rounded for the CSV."""
@@ -129,15 +139,25 @@ class BenchRow:
             "model": self.model,
             "mode": self.mode,
             "mmr": "" if self.mmr is None else self.mmr,
+            "reranker": self.reranker,
+            "vectors": self.vectors,
+            "replicate": self.replicate,
             "k": self.k,
             "queries": self.queries,
-            "ndcg@10": round(self.ndcg_10, 4),
-            "recall@100": round(self.recall_100, 4),
-            "mrr@10": round(self.mrr_10, 4),
+            # A replicated corpus holds every relevant document N times: no quality metric.
+            **{
+                name: "" if self.replicate > 1 else round(value, 4)
+                for name, value in (
+                    ("ndcg@10", self.ndcg_10),
+                    ("recall@100", self.recall_100),
+                    ("mrr@10", self.mrr_10),
+                )
+            },
             "ingest_s": round(self.ingest_s, 3),
             "query_p50_ms": round(self.query_p50_ms, 3),
             "query_p95_ms": round(self.query_p95_ms, 3),
             "query_p99_ms": round(self.query_p99_ms, 3),
+            "rerank_p50_ms": "" if self.rerank_p50_ms is None else round(self.rerank_p50_ms, 3),
             "wall_s": round(self.wall_s, 3),
         }
 
@@ -297,6 +317,31 @@ def _subset(data: BeirData, limit: int | None) -> tuple[dict[str, str], dict[str
     return {q: data.queries[q] for q in ids}, {q: data.qrels[q] for q in ids}
 
 
+def _check_bench(
+    modes: Sequence[str],
+    k: int,
+    mmr: Sequence[float | None],
+    elsewhere: bool,
+    reranked: bool,
+    replicate: int,
+) -> None:
+    """:func:`run_bench`'s argument checks (``elsewhere``: a backend other than the index)."""
+    for mode in modes:
+        if mode not in MODES:
+            raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)} or all")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a positive integer, got {k!r}")
+    for lam in mmr:
+        if lam is not None and not 0.0 <= lam <= 1.0:
+            raise ConfigError(f"mmr must be a number in [0, 1], got {lam!r}")
+    if elsewhere and any(lam is not None for lam in mmr):
+        raise ConfigError("--mmr ranks with the packed index's vectors; drop --postgres for it")
+    if elsewhere and reranked:
+        raise ConfigError("--rerank reranks the packed index's candidates; drop --postgres for it")
+    if isinstance(replicate, bool) or not isinstance(replicate, int) or replicate < 1:
+        raise ConfigError(f"--replicate must be an integer >= 1, got {replicate!r}")
+
+
 def run_bench(
     data: BeirData,
     *,
@@ -309,6 +354,10 @@ def run_bench(
     progress: Progress | None = None,
     backend: Backend | None = None,
     mmr: Sequence[float | None] = (None,),
+    reranker: Any | None = None,
+    rerank_top: int | None = None,
+    vectors: str | None = None,
+    replicate: int = 1,
 ) -> list[BenchRow]:
     """Pack ``data``'s corpus once and evaluate each mode over its judged queries.
 
@@ -330,6 +379,15 @@ def run_bench(
             an export; its time counts as ingest). Default: the packed index itself.
         mmr: Maximal-marginal-relevance weights to run each mode with (``None``: plain
             ranking), one row each (the ``mmr`` column).
+        reranker: A :class:`~scidx.index.rerank.Reranker` rescoring each query's best
+            ``rerank_top`` candidates (the ``reranker`` column; ``rerank_p50_ms`` is the median
+            time spent inside it per query).
+        rerank_top: Candidates the reranker rescores (default 20).
+        vectors: The vector encoding packed (``float32``, ``int8``, ``binary``; default the
+            packer's); the ``vectors`` column says ``postgres`` when ``backend`` is set.
+        replicate: Pack the corpus this many times, copies under distinct ids
+            (``id~2``, ``id~3``...), to measure speed at N× the size; quality metrics are left
+            empty then (every relevant document is there N times).
 
     Returns:
         One :class:`BenchRow` per mode. ``ingest_s`` (packing and loading) is shared; each
@@ -339,30 +397,32 @@ def run_bench(
         ConfigError: Unknown provider or mode, ``k`` < 1.
         EmbeddingError: The provider failed.
     """
-    for mode in modes:
-        if mode not in MODES:
-            raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)} or all")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k must be a positive integer, got {k!r}")
-    for lam in mmr:
-        if lam is not None and not 0.0 <= lam <= 1.0:
-            raise ConfigError(f"mmr must be a number in [0, 1], got {lam!r}")
-    if backend is not None and any(lam is not None for lam in mmr):
-        raise ConfigError("--mmr ranks with the packed index's vectors; drop --postgres for it")
+    _check_bench(modes, k, mmr, backend is not None, reranker is not None, replicate)
     from scidx.pack.packer import pack_records  # build-time module
 
     report = progress or (lambda stage, done, total: None)
     embedder = _make_embedder(provider, model, dimensions)
     queries, qrels = _subset(data, limit)
     started = time.perf_counter()
-    records = [{"id": did, "title": title, "text": text} for did, title, text in data.corpus]
+    records = [
+        {"id": did if copy == 1 else f"{did}~{copy}", "title": title, "text": text}
+        for copy in range(1, replicate + 1)
+        for did, title, text in data.corpus
+    ]
     packed = pack_records(
-        records, None, embedder=embedder, use_cache=provider != "hashing", progress=report
+        records,
+        None,
+        embedder=embedder,
+        use_cache=provider != "hashing",
+        progress=report,
+        vectors=vectors or DEFAULT_ENCODING,
     )
     assert packed.data is not None  # an in-memory pack always returns its bytes
     index = load_bytes(packed.data, source=f"{data.name} (in memory)")
     rank: Callable[[str, int, str], Sequence[tuple[str, float]]]
     close: Callable[[], None] = _no_close
+    timed: _TimedReranker | None = None
+    extra: dict[str, Any] = {}
     if backend is not None:
         try:
             rank, close = backend(index)
@@ -370,36 +430,46 @@ def run_bench(
             index.close()
             raise
     else:
+        if reranker is not None:
+            timed = _TimedReranker(reranker)
+            extra = {"rerank": timed, "rerank_top": rerank_top}
 
         def rank_file(text: str, k: int, mode: str) -> Sequence[tuple[str, float]]:
             # Only ids and scores count here: rank() skips building hits and snippets.
-            return index.rank(text, k=k, mode=mode)
+            return index.rank(text, k=k, mode=mode, **extra)
 
         rank = rank_file
 
     ingest = time.perf_counter() - started
     stamp = index.stamp
+    encoded = "postgres" if backend is not None else str(index.meta["vectors"]["encoding"])
     rows: list[BenchRow] = []
     try:
         for mode, lam in ((m, lam) for m in modes for lam in mmr):
             mode_started = time.perf_counter()
-            runs, latencies = _query_all(queries, rank, index, k, mode, lam, report)
-            rows.append(
-                _measured(
-                    data,
-                    runs,
-                    qrels,
-                    latencies,
-                    provider=str(stamp.get("provider")),
-                    model=str(stamp.get("model")),
-                    mode=mode,
-                    mmr=lam,
-                    k=k,
-                    ingest=ingest,
-                    since=mode_started,
-                    earlier=ingest,
-                )
+            if timed is not None:
+                timed.seconds.clear()
+            runs, latencies = _query_all(queries, rank, index, k, mode, lam, report, extra)
+            row = _measured(
+                data,
+                runs,
+                qrels,
+                latencies,
+                provider=str(stamp.get("provider")),
+                model=str(stamp.get("model")),
+                mode=mode,
+                mmr=lam,
+                k=k,
+                ingest=ingest,
+                since=mode_started,
+                earlier=ingest,
             )
+            row.reranker = str(getattr(reranker, "name", "")) if reranker is not None else ""
+            row.vectors = encoded
+            row.replicate = replicate
+            if timed is not None and timed.seconds:
+                row.rerank_p50_ms = statistics.median(timed.seconds) * 1000.0
+            rows.append(row)
     finally:
         close()
         index.close()
@@ -414,6 +484,7 @@ def _query_all(
     mode: str,
     lam: float | None,
     report: Progress,
+    extra: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, dict[str, float]], list[float]]:
     """Rank every query: the run (query id -> {doc id: score}) and each query's seconds.
 
@@ -427,7 +498,7 @@ def _query_all(
             ranked = rank(text, k, mode)
         else:
             # Only ids and scores count here: rank() skips building hits and snippets.
-            ranked = index.rank(text, k=k, mode=mode, mmr=lam)
+            ranked = index.rank(text, k=k, mode=mode, mmr=lam, **(extra or {}))
         latencies.append(time.perf_counter() - t0)
         if lam is None:
             runs[qid] = dict(ranked)
@@ -485,6 +556,27 @@ def _no_close() -> None:
     return None
 
 
+class _TimedReranker:
+    """A reranker that records the seconds of each call (the bench's ``rerank_p50_ms``)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self.seconds: list[float] = []
+
+    def stamp(self) -> Mapping[str, object]:
+        stamp: Mapping[str, object] = self.inner.stamp()
+        return stamp
+
+    def rerank(self, query: str, candidates: Sequence[Any]) -> Sequence[float]:
+        started = time.perf_counter()
+        try:
+            scores: Sequence[float] = self.inner.rerank(query, candidates)
+            return scores
+        finally:
+            self.seconds.append(time.perf_counter() - started)
+
+
 def run_bm25s(data: BeirData, *, k: int = 100, limit: int | None = None) -> BenchRow:
     """Measure bm25s (PyStemmer English stemming, English stop-words, defaults) on ``data``.
 
@@ -522,7 +614,7 @@ def run_bm25s(data: BeirData, *, k: int = 100, limit: int | None = None) -> Benc
         found, scores = retriever.retrieve(tokens, k=top, show_progress=False)
         latencies.append(time.perf_counter() - t0)
         runs[qid] = {ids[int(d)]: float(s) for d, s in zip(found[0], scores[0], strict=True)}
-    return _measured(
+    row = _measured(
         data,
         runs,
         qrels,
@@ -536,6 +628,8 @@ def run_bm25s(data: BeirData, *, k: int = 100, limit: int | None = None) -> Benc
         since=started,
         earlier=0.0,
     )
+    row.vectors = ""  # no vectors: bm25s is a keyword reference
+    return row
 
 
 def append_csv(path: str | Path, rows: Sequence[BenchRow]) -> None:

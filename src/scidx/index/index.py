@@ -210,6 +210,9 @@ class Index:
                 sections in ``Hit.sections``) or ``None`` (raw chunks).
             mmr: Maximal-marginal-relevance weight in [0, 1] (``None``: off); see
                 :func:`scidx.index.grouping.mmr_order`.
+            rerank: A :class:`~scidx.index.rerank.Reranker` rescoring the best
+                ``rerank_top`` candidates (default 20) before ``mmr`` and ``group``.
+            rerank_top: Candidates the reranker sees.
 
         Returns:
             Hits ordered by score descending, then by chunk id (with ``mmr``, in MMR order).

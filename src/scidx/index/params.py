@@ -86,6 +86,8 @@ class RankBatchOptions(FilterOptions, total=False):
     mode: str
     alpha: float | None
     mmr: float | None
+    rerank: Any | None
+    rerank_top: int | None
 
 
 class RankOptions(RankBatchOptions, total=False):
@@ -236,7 +238,12 @@ class SearchParams:
             *(values["group"], type(values["mmr"]), values["mmr"]),
         )
         # A metadata filter or a query vector is neither hashable in general nor repeated.
-        memo = values["metadata"] is None and values["query_vector"] is None
+        memo = (
+            values["metadata"] is None
+            and values["query_vector"] is None
+            and values["rerank"] is None  # a reranker is an object, compared by identity
+            and values["rerank_top"] is None
+        )
         found = None
         if memo:
             try:
