@@ -50,7 +50,9 @@ def _resolves(dotted: str) -> bool:
     for cut in range(len(parts), 0, -1):
         try:
             obj: object = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.split(".")[0] != "scidx":
+                return True  # the module exists but needs an extra that is not installed
             continue
         for attr in parts[cut:]:
             if hasattr(obj, attr):
