@@ -260,6 +260,13 @@ def test_cli_search_and_query_rerank(
     assert doc["trace"]["reranker"] == "wordcount:zebra"
     assert "reranking" in doc["trace"]["latencyMs"]
 
+    with pytest.raises(SystemExit) as done:
+        main(
+            ["query", "--postgres", "postgresql://127.0.0.1:9/x", "cache", "--rerank", "wordcount"]
+        )
+    assert done.value.code == 1
+    assert "does not apply to --postgres" in capsys.readouterr().err
+
     for bad, code, needle in [
         (["--rerank-top", "5"], 1, "--rerank-top needs --rerank NAME"),
         (["--rerank", "nope"], 1, "no reranker named 'nope'"),

@@ -296,6 +296,11 @@ class _Retrieval:
         from scidx.index.retrieval import RetrievalRequest
 
         path, question = _target(self.index, self.question, self.postgres)
+        if self.postgres is not None and self.rerank is not None:
+            # PostgresRetriever ranks in SQL and has no candidate hits to rescore.
+            raise ConfigError(
+                "--rerank reranks an index's candidates; it does not apply to --postgres"
+            )
         opts = _prompt_options(
             self.grounding, self.template, self.snippet_chars, self.context_chars
         )
