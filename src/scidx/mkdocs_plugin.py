@@ -1,0 +1,191 @@
+"""MkDocs plugin: pack the site's Markdown into a ``.scidx`` index at ``mkdocs build``.
+
+Enable it in ``mkdocs.yml`` (``toolup-rag[cli]`` must be installed where MkDocs runs)::
+
+    plugins:
+      - search
+      - scidx:
+          output: search.scidx      # where the index goes inside the built site (the default)
+          llms_txt: true            # also write llms.txt and llms-full.txt into the site
+          pack:                     # any other staticcorpus.json keys
+            maxChunkChars: 1200
+
+What it takes from MkDocs rather than from a staticcorpus.json: the pages (``docs_dir``, every
+``*.md`` below it unless ``include``/``exclude`` say otherwise), the links (``site_url`` +
+the page URL MkDocs publishes: ``guide/install/`` with ``use_directory_urls``, else
+``guide/install.html``; relative to the site root without a ``site_url``) and the anchors
+(``anchorStyle: "mkdocs"``, the ids Python-Markdown's ``toc`` extension gives headings).
+
+The pack goes into a work folder the plugin keeps for the life of the MkDocs process, with its
+incremental sidecar, and the index alone is copied into the site. Under ``mkdocs serve`` a
+rebuild whose docs did not change copies the index without packing, and a changed page is
+packed again with the embedding cache, so only changed chunks reach the provider.
+
+A failing pack stops the build with the scidx message (:class:`mkdocs.exceptions.PluginError`).
+The configuration is one :class:`ScidxPluginConfig`; each output is written by its own method
+of :class:`ScidxPlugin` from :meth:`~ScidxPlugin.on_post_build`, so an option that adds an
+output adds a field and a method.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+
+from scidx.errors import ScidxError
+
+__all__ = ["ScidxPlugin", "ScidxPluginConfig"]
+
+_log = logging.getLogger("mkdocs.plugins.scidx")
+
+# Keys the plugin sets from mkdocs.yml itself; "pack" may not override them.
+_FROM_MKDOCS = ("include", "exclude", "output", "urlTemplate", "anchorStyle", "sourceRoot")
+
+
+# MkDocs' Config.__init_subclass__ is untyped; its subclassing is its documented API.
+class ScidxPluginConfig(base.Config):  # type: ignore[no-untyped-call,unused-ignore]
+    """The ``scidx`` entry of ``plugins:`` in mkdocs.yml."""
+
+    #: Where the index goes, relative to ``site_dir``.
+    output = c.Type(str, default="search.scidx")
+    #: Also write ``llms.txt`` and ``llms-full.txt`` at the top of the site.
+    llms_txt = c.Type(bool, default=False)
+    #: Globs of pages to pack, relative to ``docs_dir``.
+    include = c.ListOfItems(c.Type(str), default=["**/*.md"])
+    #: Globs to leave out, relative to ``docs_dir``.
+    exclude = c.ListOfItems(c.Type(str), default=[])
+    #: Further staticcorpus.json keys (``embeddingProvider``, ``model``, ``maxChunkChars``...).
+    pack = c.Type(dict, default={})
+
+
+class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-call,unused-ignore]
+    """Packs ``docs_dir`` at every build and writes the index (and llms.txt) into the site."""
+
+    def __init__(self) -> None:
+        self._work: Path | None = None
+        self._settings: dict[str, Any] = {}
+        self._root = Path()
+        self._label = Path("mkdocs.yml")
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        """Make the work folder, kept for the process.
+
+        Defining this hook keeps the plugin alive across ``mkdocs serve`` rebuilds, so the
+        incremental sidecar in the work folder is found again.
+        """
+        self._work = Path(tempfile.mkdtemp(prefix="scidx-mkdocs-"))
+
+    def on_shutdown(self) -> None:
+        """Remove the work folder."""
+        if self._work is not None:
+            shutil.rmtree(self._work, ignore_errors=True)
+            self._work = None
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        """Derive the pack settings from mkdocs.yml and check them before any page is built.
+
+        Raises:
+            PluginError: An option is invalid (named, with the fix).
+        """
+        from scidx.pack.config import config_from_dict
+
+        output = self.config.output.replace("\\", "/")
+        parts = output.split("/")
+        if output.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise PluginError(
+                f"scidx: output {self.config.output!r} must be a file path inside the site, "
+                'like "search.scidx"'
+            )
+        overridden = sorted(set(self.config.pack) & set(_FROM_MKDOCS))
+        if overridden:
+            raise PluginError(
+                f"scidx: pack sets {', '.join(overridden)}, which the plugin takes from "
+                "mkdocs.yml (docs_dir, site_url, use_directory_urls) or from its own include, "
+                "exclude and output options; remove them from pack"
+            )
+        page = "{page}" if config.use_directory_urls else "{page}.html"
+        site_url = config.site_url or ""
+        if site_url and not site_url.endswith("/"):
+            site_url += "/"
+        self._root = Path(config.docs_dir)
+        self._label = Path(config.config_file_path or "mkdocs.yml")
+        self._settings = {
+            **self.config.pack,
+            "include": list(self.config.include),
+            "exclude": list(self.config.exclude),
+            "anchorStyle": "mkdocs",
+            "urlTemplate": site_url + page + "#{anchor}",
+        }
+        try:
+            config_from_dict(
+                self._pack_settings(Path("check.scidx")), root=self._root, path=self._label
+            )
+        except ScidxError as exc:
+            raise PluginError(f"scidx: {exc}") from None
+        return config
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        """Pack (or find up to date) the index, then write the outputs into ``site_dir``.
+
+        Raises:
+            PluginError: The pack or a write failed; the message is scidx's.
+        """
+        site = Path(config.site_dir)
+        index = self._pack()
+        try:
+            self._write_index(index, site)
+            if self.config.llms_txt:
+                self._write_llms_txt(index, site)
+        except ScidxError as exc:
+            raise PluginError(f"scidx: {exc}") from None
+
+    # -- the steps -------------------------------------------------------------------------------
+
+    def _pack_settings(self, output: Path) -> dict[str, Any]:
+        return {**self._settings, "output": str(output)}
+
+    def _pack(self) -> Path:
+        from scidx.pack.config import config_from_dict
+        from scidx.pack.packer import pack_docs
+
+        if self._work is None:  # MkDocs older than 1.4 has no on_startup
+            self.on_startup(command="build", dirty=False)
+        assert self._work is not None
+        index = self._work / Path(self.config.output).name
+        try:
+            cfg = config_from_dict(self._pack_settings(index), root=self._root, path=self._label)
+            result = pack_docs(cfg)
+        except ScidxError as exc:
+            raise PluginError(f"scidx: packing {self._root} failed: {exc}") from None
+        done = "is up to date" if result.up_to_date else "packed"
+        _log.info(
+            "scidx: %s %s: %d files, %d chunks, %s embeddings (%d computed, %d reused)",
+            self.config.output,
+            done,
+            result.files,
+            result.chunks,
+            cfg.embedding_provider,
+            result.embedded,
+            result.chunks - result.embedded,
+        )
+        return index
+
+    def _write_index(self, index: Path, site: Path) -> None:
+        from scidx.pack.project import copy_index
+
+        copy_index(index, site.joinpath(*self.config.output.replace("\\", "/").split("/")))
+
+    def _write_llms_txt(self, index: Path, site: Path) -> None:
+        from scidx.export.llms_txt import write_llms_txt
+
+        written = write_llms_txt(index, site)
+        _log.info("scidx: wrote %s", ", ".join(p.name for p in written))
