@@ -102,3 +102,23 @@ def test_cli_export_web(
     err = capsys.readouterr().err
     assert "missing.scidx" in err and "Traceback" not in err
     assert not (tmp_path / "c").exists()
+
+
+def test_terms_the_text_does_not_make_are_refused(
+    docs_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index packed by another tokenizer cannot be searched identically: a clear error."""
+    from scidx.errors import CorruptIndexError
+    from scidx.export import web_bundle
+
+    real = web_bundle._vocabulary
+    monkeypatch.setattr(web_bundle, "_vocabulary", lambda chunks: real(chunks)[1:])
+    with load(docs_index) as idx, pytest.raises(CorruptIndexError, match="different tokenizer"):
+        build_web_bundle(idx)
+
+
+def test_embeddings_url_must_be_http(docs_index: Path) -> None:
+    from scidx.errors import ConfigError
+
+    with load(docs_index) as idx, pytest.raises(ConfigError, match="http"):
+        build_web_bundle(idx, embeddings_url="file:///etc/passwd")

@@ -478,9 +478,16 @@ export class Bundle {
       const { frag, chunk } = await this.page(row);
       const [id, anchor, headingPath, url, flat, code] = chunk;
       const s = snippet(flat, code, terms, options.snippetChars || 240);
-      return { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url,
+      return { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
         snippet: s.text, highlights: s.highlights, snippetCode: s.code };
     }));
+  }
+
+  // A relative URL (an index packed without a site URL) is relative to the manifest's linkBase.
+  link(url) {
+    const base = this.manifest.linkBase;
+    if (!url || base == null || /^([a-z][a-z0-9+.-]*:|\/|#)/i.test(url)) return url;
+    return new URL(url, new URL(base, this.url)).href;
   }
 
   // ---- vector leg ----------------------------------------------------------------------------
