@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from scidx.export.llms_txt import build_llms_txt, write_llms_txt
-from scidx.index.format import read_header, read_string_table
+from scidx.index.format import read_header
 from scidx.index.highlight import CODE_END, CODE_START
+from scidx.index.texts import open_texts, text_columns
 from scidx.pack.chunk import chunk_markdown
 from scidx.pack.cleantext import plain_text
 from scidx.pack.packer import pack_docs, pack_records
@@ -83,14 +84,14 @@ def test_index_stores_plain_only_when_it_differs(tmp_path: Path) -> None:
     plain = pack_records([{"id": "a", "text": "just words"}], None)
     assert plain.data is not None
     header = read_header(plain.data)
-    assert "chunk.plain.offsets" not in header.arrays
-    assert header.meta["packer"] == "scidx-pack-6"
+    assert header.arrays["text.len"].shape == (1, 1)  # the record is the text alone
+    assert header.meta["packer"] == "scidx-pack-7"
     cfg = _example_config(tmp_path)
     pack_docs(cfg, use_cache=False)
     data = (tmp_path / "example.scidx").read_bytes()
     header = read_header(data)
-    texts = read_string_table(data, header, "chunk.text")
-    cleans = read_string_table(data, header, "chunk.plain")
+    texts, cleans = text_columns(open_texts(data, header, header.arrays["text.ptr"].shape[0] - 1))
+    assert cleans is not None
     assert len(cleans) == len(texts)
     assert any("`" in texts[i] for i in range(len(texts)))
     assert not any("`" in cleans[i] for i in range(len(cleans)))

@@ -28,6 +28,7 @@ from scidx.errors import (
     UnsupportedFormatVersionError,
 )
 from scidx.index import format as fmt
+from scidx.index.texts import encode_texts, open_texts
 
 EPOCH = "1970-01-01T00:00:00Z"
 HINT = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
@@ -47,8 +48,8 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x01\x00"  # major 1
-    b"\x01\x00"  # minor 1
+    b"\x02\x00"  # major 2
+    b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
     # msgpack header (166 bytes): a map of 5 keys in fixed order
@@ -87,7 +88,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (1, 1)
+    assert header.version == (2, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -107,7 +108,7 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (1, 1)
+    assert fmt.FORMAT_VERSION == (2, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
@@ -156,7 +157,7 @@ def one_chunk_index() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         arrays[f"{name}.offsets"], arrays[f"{name}.data"] = fmt.encode_strings(values)
 
     strings("chunk.id", ["guide.md:install:0"])
-    strings("chunk.text", ["Run `pip install scidx`.\n"])
+    arrays.update(encode_texts(["Run `pip install scidx`.\n"], None))
     strings("chunk.heading", ["Guide\x1fInstall"])
     strings("chunk.anchor", ["install"])
     arrays["chunk.source"] = np.array([0], dtype="<u4")
@@ -210,8 +211,11 @@ def test_one_chunk_header_snapshot(json_snapshot: SnapshotAssertion) -> None:
     header = fmt.read_header(data)
     assert fmt.header_to_dict(header) == json_snapshot
     fmt.verify_checksums(data, header)
-    for name in ("chunk.id", "chunk.text", "chunk.heading", "chunk.anchor", "source.path"):
+    for name in ("chunk.id", "chunk.heading", "chunk.anchor", "source.path"):
         fmt.read_string_table(data, header, name).validate_all()
+    texts = open_texts(data, header, 1)
+    texts.validate_all()
+    assert texts.text(0) == texts.plain(0) == "Run `pip install scidx`.\n"
     assert list(fmt.read_string_table(data, header, "chunk.heading")) == ["Guide\x1fInstall"]
 
 
@@ -467,7 +471,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (1, 7)
+    assert header.version == (2, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -561,9 +565,9 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=2, minor=3)
+    data = rebuild(TINY, major=3, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 2.3; this scidx reads format 1.x. "
+        "docs.scidx was written with format 3.3; this scidx reads format 2.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
@@ -573,8 +577,8 @@ def test_newer_major_message() -> None:
 
 
 def test_older_major_message() -> None:
-    assert message(UnsupportedFormatVersionError, rebuild(TINY, major=0, minor=9)) == (
-        "<buffer> was written with format 0.9; this scidx reads format 1.x. "
+    assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
+        "<buffer> was written with format 1.1; this scidx reads format 2.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
 

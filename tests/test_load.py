@@ -33,6 +33,7 @@ from scidx.errors import (
 )
 from scidx.index import bm25, format, offsets
 from scidx.index.index import Index, load, load_bytes, load_resource
+from scidx.index.texts import encode_texts
 from scidx.pack.arrays import build_offset_arrays, offsets_block
 
 BUILT = "2026-01-01T00:00:00Z"
@@ -84,7 +85,7 @@ def build_arrays(
         arrays[f"{name}.offsets"], arrays[f"{name}.data"] = format.encode_strings(values)
 
     put("chunk.id", [r["id"] for r in records])
-    put("chunk.text", [r["text"] for r in records])
+    arrays.update(encode_texts([r["text"] for r in records], None))
     put("chunk.heading", ["\x1f".join(r["heading_path"]) for r in records])
     put("chunk.anchor", [r["anchor"] for r in records])
     arrays["chunk.source"] = np.array([row_of[r["source"]] for r in records], dtype="<u4")
@@ -449,11 +450,11 @@ def test_verify_finds_what_lazy_loading_does_not(mutate: Any, message: str) -> N
 def test_checksum_mismatch_only_with_verify(index_path: Path) -> None:
     data = bytearray(index_path.read_bytes())
     header = format.read_header(bytes(data))
-    info = header.arrays["chunk.text.data"]
-    pos = header.data_start + info.offset
-    data[pos] ^= 0x01  # "I" -> "H": still valid UTF-8
+    info = header.arrays["text.data"]
+    pos = header.data_start + info.offset + info.nbytes - 1
+    data[pos] ^= 0x01  # the last compressed byte: read only when that chunk's text is
     load_bytes(bytes(data)).close()
-    with pytest.raises(ChecksumMismatchError, match="chunk.text.data"):
+    with pytest.raises(ChecksumMismatchError, match="text.data"):
         load_bytes(bytes(data), verify=True)
 
 
@@ -510,10 +511,10 @@ def test_flipped_bytes_raise_only_scidx_errors(index_path: Path) -> None:
 
 def test_verify_errors_are_index_format_errors_for_targeted_damage() -> None:
     arrays, meta = build_arrays(DOCS)
-    # A string table whose offsets go backwards and whose bytes are not UTF-8.
-    offsets = arrays["chunk.text.offsets"].copy()
+    # Compressed-text pointers that go backwards.
+    offsets = arrays["text.ptr"].copy()
     offsets[1], offsets[2] = offsets[2], offsets[1]
-    arrays["chunk.text.offsets"] = offsets
+    arrays["text.ptr"] = offsets
     data = write_arrays(arrays, meta)
     with load_bytes(data) as idx:
         with pytest.raises(IndexFormatError):

@@ -20,6 +20,7 @@ from pathlib import Path
 from scidx.errors import CorruptIndexError
 from scidx.index.format import array_view, read_header, read_string_table
 from scidx.index.highlight import CODE_END, CODE_START
+from scidx.index.texts import open_texts, text_columns
 from scidx.index.urls import render_url, url_parts
 from scidx.pack.fileio import atomic_write
 
@@ -62,9 +63,8 @@ def _pages(path: Path) -> tuple[list[_Page], str | None, str | None]:
     data = path.read_bytes()
     header = read_header(data, source=str(path), file_size=len(data))
     ids = read_string_table(data, header, "chunk.id")
-    texts = read_string_table(
-        data, header, "chunk.plain" if "chunk.plain.offsets" in header.arrays else "chunk.text"
-    )
+    markdown, clean = text_columns(open_texts(data, header, len(ids)))
+    texts = clean if clean is not None else markdown
     headings = read_string_table(data, header, "chunk.heading")
     anchors = read_string_table(data, header, "chunk.anchor")
     paths = read_string_table(data, header, "source.path")

@@ -81,9 +81,9 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (1, 1)
+FORMAT_VERSION: tuple[int, int] = (2, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
-(1.1: the optional ``snippet.*`` arrays)."""
+(1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""

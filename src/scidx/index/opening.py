@@ -33,6 +33,7 @@ from scidx.index.bm25 import BM25Arrays
 from scidx.index.corpus import Corpus
 from scidx.index.format import REBUILD_HINT, Header, array_view, read_header, read_string_table
 from scidx.index.safety import MAX_DIMENSIONS, MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
+from scidx.index.texts import open_texts, text_columns
 from scidx.index.vectors import open_vectors
 from scidx.tokenize import TOKENIZER_VERSION
 
@@ -45,7 +46,7 @@ __all__ = [
     "open_regular",
 ]
 
-_CHUNK_TABLES = ("chunk.id", "chunk.text", "chunk.heading", "chunk.anchor")
+_CHUNK_TABLES = ("chunk.id", "chunk.heading", "chunk.anchor")
 _SOURCE_TABLES = ("source.path", "source.title", "source.meta")
 
 
@@ -124,11 +125,9 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     for name in _SOURCE_TABLES:
         _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
     tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
-    # Clean text (packer 3): optional; without it snippets come from the raw text.
-    plain = None
-    if "chunk.plain.offsets" in header.arrays:
-        _expect_shape(header, "chunk.plain.offsets", (n + 1,))
-        plain = read_string_table(buf, header, "chunk.plain")
+    # Markdown and clean text, compressed per chunk (format 2); without a separate clean text
+    # snippets come from the raw text.
+    text, plain = text_columns(open_texts(buf, header, n))
     if n and not n_sources:
         raise corrupt(src, f"the index has {n} chunks but no sources")
 
@@ -164,7 +163,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         source=src,
         n=n,
         chunk_id=tables["chunk.id"],
-        chunk_text=tables["chunk.text"],
+        chunk_text=text,
         chunk_heading=tables["chunk.heading"],
         chunk_anchor=tables["chunk.anchor"],
         chunk_source=chunk_source,

@@ -21,6 +21,7 @@ from scidx.index.format import Header, StringTable, array_view, verify_checksums
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
 from scidx.index.opening import corrupt
 from scidx.index.safety import parse_meta_json
+from scidx.index.texts import TextColumn
 
 __all__ = ["verify_all"]
 
@@ -31,16 +32,16 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     verify_checksums(buf, header)
     for table in (
         corpus.chunk_id,
-        corpus.chunk_text,
         corpus.chunk_heading,
         corpus.chunk_anchor,
         corpus.source_path,
         corpus.source_title,
         corpus.source_meta,
-        *((corpus.chunk_plain,) if corpus.chunk_plain is not None else ()),
     ):
         assert isinstance(table, StringTable)
         table.validate_all()
+    assert isinstance(corpus.chunk_text, TextColumn)
+    corpus.chunk_text.store.validate_all()  # every record inflated, bounded, UTF-8
     n, s = corpus.n, len(corpus.source_path)
     if n and int(corpus.chunk_source.max()) >= s:
         raise corrupt(src, f"array `chunk.source` points past the {s} sources")

@@ -30,6 +30,7 @@ from scidx.index.format import encode_strings
 from scidx.index.highlight import flatten
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.offsets import HAS_OFFSETS, IS_FLAT, MAX_START, OFFSETS_VERSION
+from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 from scidx.pack.records import Record
 from scidx.tokenize import run_terms
@@ -61,8 +62,9 @@ __all__ = [
 #: Bumped whenever the same inputs would produce different bytes (2: rows in chunk-id order;
 #: 3: meta.vectors names the vector encoding; 4: the ``vectors.key`` array, and paragraphs over
 #: the budget split inside; 5: clean text in ``chunk.plain``, read by BM25 and the embedder
-#: instead of the Markdown; 6: the ``snippet.*`` offsets).
-PACKER_VERSION = "scidx-pack-6"
+#: instead of the Markdown; 6: the ``snippet.*`` offsets; 7: format 2, chunk texts compressed
+#: in ``text.*``).
+PACKER_VERSION = "scidx-pack-7"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -301,11 +303,16 @@ def build_index_arrays(
         arrays[f"{name}.data"] = data
 
     put_strings("chunk.id", [r.id for r in records])
-    put_strings("chunk.text", [r.text for r in records])
-    if any(r.plain is not None and r.plain != r.text for r in records):
-        # Absent when every text is already plain (records such as BEIR corpora): the reader
-        # then uses chunk.text, and the index is not twice the size for nothing.
-        put_strings("chunk.plain", [r.text if r.plain is None else r.plain for r in records])
+    # Markdown and clean text, one compressed record per chunk. The clean text is left out
+    # when every text is already plain (records such as BEIR corpora): the reader then uses
+    # the Markdown, and nothing is stored twice.
+    plain = any(r.plain is not None and r.plain != r.text for r in records)
+    arrays.update(
+        encode_texts(
+            [r.text for r in records],
+            [r.text if r.plain is None else r.plain for r in records] if plain else None,
+        )
+    )
     put_strings("chunk.heading", ["\x1f".join(r.heading_path) for r in records])
     put_strings("chunk.anchor", [r.anchor for r in records])
     arrays["chunk.source"] = np.array([source_row[r.source] for r in records], dtype="<u4")

@@ -115,6 +115,7 @@ def read_previous(
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
     from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
     from scidx.index.opening import open_regular
+    from scidx.index.texts import open_texts, text_columns
     from scidx.index.vectors import open_vectors
     from scidx.pack.cache import cache_key
 
@@ -133,13 +134,9 @@ def read_previous(
         # Reused vectors must be exactly what was written: check every checksum first.
         verify_checksums(mm, header)
         ids = read_string_table(mm, header, "chunk.id")
-        texts = read_string_table(mm, header, "chunk.text")
+        texts, plains = text_columns(open_texts(mm, header, len(ids)))
         # Vectors were made from the clean text when the index has one (packer 3).
-        bodies = (
-            read_string_table(mm, header, "chunk.plain")
-            if "chunk.plain.offsets" in header.arrays
-            else texts
-        )
+        bodies = plains if plains is not None else texts
         headings = read_string_table(mm, header, "chunk.heading")
         paths = read_string_table(mm, header, "source.path")
         titles = read_string_table(mm, header, "source.title")

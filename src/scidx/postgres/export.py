@@ -34,7 +34,6 @@ import xxhash
 
 from scidx.errors import CorruptIndexError
 from scidx.index.bm25 import hash_fields
-from scidx.index.format import read_string_table
 from scidx.postgres.connection import TableNames, connect, database_error
 from scidx.postgres.schema import (
     CHUNK_COLUMNS,
@@ -151,10 +150,7 @@ def _corpus(index: Index) -> Any:
 
 def _bm25_bodies(index: Index) -> Any:
     """The texts the packer's BM25 read: ``chunk.plain`` (code markers removed) if stored."""
-    header = index.header
-    if "chunk.plain.offsets" not in header.arrays:
-        return None
-    return read_string_table(index._buf, header, "chunk.plain")  # noqa: SLF001 - read-only
+    return _corpus(index).chunk_plain
 
 
 def _heading_field(title: str, path: Sequence[str]) -> str:

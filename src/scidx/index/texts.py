@@ -1,0 +1,380 @@
+"""Chunk bodies (raw Markdown and clean text), one raw-deflate stream per chunk (FORMAT.md §2.9).
+
+A chunk's *record* is its raw Markdown (``chunk.text`` in format 1) followed by its clean text
+(``chunk.plain``), UTF-8. Each record is compressed on its own with raw deflate (RFC 1951,
+``zlib`` with ``wbits=-15``) against one preset dictionary shared by the whole index, so reading
+a hit inflates only that hit's record (about 1-3 KB), and the clean text, mostly the same words
+as the Markdown, costs little: the deflate window sees the Markdown just before it.
+
+Measured on the Kubernetes docs (14,293 chunks, 11.8 MiB Markdown + 9.0 MiB clean text;
+``/tmp`` script, zlib level 9): blocks of whole records compress to 5.6 MiB at 2 KiB per block,
+4.5 MiB at 16 KiB and 4.0 MiB at 64 KiB without a dictionary, and a hit then inflates its whole
+block (tens to hundreds of microseconds); one record per stream with a 32 KiB preset
+dictionary gives 4.8 MiB and inflates 1-3 KB per hit. Separate streams for the Markdown and the
+clean text cost 7.9 MiB: the clean text is cheap only next to its Markdown.
+
+Untrusted input: every pointer is bounds-checked on access, a record's declared length is
+capped by deflate's maximum expansion of its compressed bytes (:data:`MAX_RATIO`), inflating
+stops at the declared length (a zlib bomb gets no further), and a stream that is not exactly
+the declared bytes is a :class:`~scidx.errors.CorruptIndexError` naming the array and row.
+
+Runtime module: numpy, zlib and the stdlib only.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from scidx.errors import CorruptIndexError
+from scidx.index.format import Buffer, Header, array_view
+
+__all__ = [
+    "ARRAY_NAMES",
+    "DICT_BYTES",
+    "MAX_RATIO",
+    "TextColumn",
+    "TextStore",
+    "encode_texts",
+    "make_dictionary",
+    "open_texts",
+    "text_columns",
+]
+
+ARRAY_NAMES = ("text.data", "text.dict", "text.len", "text.ptr")
+
+DICT_BYTES = 32768
+"""Largest preset dictionary (deflate's window): a reader refuses a longer ``text.dict``."""
+
+MAX_RATIO = 1032
+"""Deflate's largest expansion (a 258-byte match per 2 bits, rounded up): a record declared
+longer than ``MAX_RATIO * compressed + 64`` bytes is corrupt, whatever its stream says."""
+
+LEVEL = 9
+"""The packer's zlib level (memLevel 9, default strategy): the smallest output; packing the
+Kubernetes docs' records takes about a second."""
+
+DICT_TARGET = 16384
+"""The packer's dictionary size: on the Kubernetes docs 16 KiB gives 4.88 MiB and 6.0 us per
+record inflated, 32 KiB 4.64 MiB and 8.1 us (setting a dictionary copies it into the window of
+every inflate), none 6.14 MiB and 6.6 us."""
+
+DICT_SAMPLES = 128
+"""Chunks the packer samples, evenly by row, for the preset dictionary."""
+
+DICT_SAMPLE_BYTES = 256
+"""Bytes of each sampled record that go into the dictionary."""
+
+_REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
+
+#: Records above this size are not remembered by :class:`TextStore`'s small memo.
+_MEMO_RECORD_BYTES = 1 << 16
+_MEMO_RECORDS = 256
+
+
+def make_dictionary(records: Sequence[bytes]) -> bytes:
+    """The preset dictionary: the first bytes of evenly spaced records, the last 32 KiB.
+
+    Rows ``i * N // DICT_SAMPLES`` for ``i < min(N, DICT_SAMPLES)``, the first
+    :data:`DICT_SAMPLE_BYTES` bytes of each, concatenated, then cut to the last
+    :data:`DICT_TARGET` bytes (deflate codes near matches shorter: the end of a dictionary).
+    """
+    n = len(records)
+    picks = min(n, DICT_SAMPLES)
+    joined = b"".join(records[i * n // picks][:DICT_SAMPLE_BYTES] for i in range(picks))
+    return joined[-DICT_TARGET:]
+
+
+def _compressor(zdict: bytes) -> Any:
+    if zdict:
+        return zlib.compressobj(LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict)
+    return zlib.compressobj(LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY)
+
+
+def encode_texts(texts: Sequence[str], plains: Sequence[str] | None) -> dict[str, npt.NDArray[Any]]:
+    """The ``text.*`` arrays for chunk ``texts`` and their clean texts (``None``: the same).
+
+    Deterministic for a given zlib build (the stream bytes are zlib's; the reader only needs
+    them to inflate to the declared record).
+
+    Raises:
+        ValueError: ``plains`` has another length, or a text is not encodable as UTF-8.
+    """
+    n = len(texts)
+    if plains is not None and len(plains) != n:
+        raise ValueError(f"{n} texts but {len(plains)} clean texts")
+    width = 1 if plains is None else 2
+    lengths = np.zeros((n, width), dtype="<u4")
+
+    def record(i: int) -> bytes:
+        raw = texts[i].encode("utf-8")
+        if plains is None:
+            lengths[i, 0] = len(raw)
+            return raw
+        clean = plains[i].encode("utf-8")
+        lengths[i] = (len(raw), len(clean))
+        return raw + clean
+
+    # The dictionary needs a sample of records first; each record is encoded again when
+    # compressed (cheap next to deflate) so the whole corpus is never held uncompressed.
+    picks = min(n, DICT_SAMPLES)
+    zdict = make_dictionary([record(i * n // picks) for i in range(picks)]) if n else b""
+    pieces: list[bytes] = []
+    ptr = np.zeros(n + 1, dtype="<u8")
+    total = 0
+    for i in range(n):
+        data = record(i)
+        if len(data) > 0xFFFFFFFF:
+            raise ValueError(f"chunk {i} is {len(data)} bytes; a chunk holds at most 4 GiB")
+        c = _compressor(zdict)
+        z = c.compress(data) + c.flush()
+        pieces.append(z)
+        total += len(z)
+        ptr[i + 1] = total
+    blob = np.frombuffer(b"".join(pieces), dtype="<u1") if total else np.zeros(0, "<u1")
+    return {
+        "text.data": blob,
+        "text.dict": np.frombuffer(zdict, dtype="<u1") if zdict else np.zeros(0, "<u1"),
+        "text.len": lengths,
+        "text.ptr": ptr,
+    }
+
+
+class TextStore:
+    """Lazy, bounds-checked reader of the ``text.*`` arrays (opening costs O(1)).
+
+    Args:
+        zdict: ``text.dict`` (``<u1``, at most :data:`DICT_BYTES`).
+        ptr: ``text.ptr`` (``<u8 [N+1]``): record ``i`` is ``data[ptr[i]:ptr[i+1]]``.
+        data: ``text.data`` (``<u1``).
+        lengths: ``text.len`` (``<u4 [N, C]``): UTF-8 byte lengths of each record's parts,
+            C = 2 (Markdown, clean text) or 1 (the clean text is the Markdown).
+        source: The file, for messages.
+
+    Raises:
+        CorruptIndexError: A wrong dtype, shape, dictionary size or end pointer.
+    """
+
+    def __init__(
+        self,
+        zdict: npt.NDArray[Any],
+        ptr: npt.NDArray[Any],
+        data: npt.NDArray[Any],
+        lengths: npt.NDArray[Any],
+        *,
+        source: str = "<buffer>",
+    ) -> None:
+        self.source = source
+        n = int(ptr.shape[0]) - 1 if ptr.ndim == 1 else -1
+        if ptr.dtype != np.dtype("<u8") or n < 0:
+            raise self._error(
+                "array `text.ptr` must be a non-empty 1-D <u8 array, not "
+                f"{ptr.dtype.str} {list(ptr.shape)}"
+            )
+        if data.dtype != np.dtype("<u1") or data.ndim != 1:
+            raise self._error(f"array `text.data` must be a 1-D <u1 array, not {data.dtype.str}")
+        if zdict.dtype != np.dtype("<u1") or zdict.ndim != 1 or zdict.shape[0] > DICT_BYTES:
+            raise self._error(
+                f"array `text.dict` must be 1-D <u1 of at most {DICT_BYTES} bytes, not "
+                f"{zdict.dtype.str} {list(zdict.shape)}"
+            )
+        if (
+            lengths.dtype != np.dtype("<u4")
+            or lengths.ndim != 2
+            or lengths.shape[0] != n
+            or lengths.shape[1] not in (1, 2)
+        ):
+            raise self._error(
+                f"array `text.len` has {lengths.dtype.str} {list(lengths.shape)}, expected "
+                f"<u4 [{n}, 1] or [{n}, 2]"
+            )
+        first, last = int(ptr[0]), int(ptr[-1])
+        if first != 0 or last != data.shape[0]:
+            raise self._error(
+                f"array `text.ptr` runs from {first} to {last}, expected 0 to "
+                f"{data.shape[0]} (the length of `text.data`)"
+            )
+        self.n = n
+        self.width = int(lengths.shape[1])
+        self._ptr = ptr
+        self._data = data
+        self._lengths = lengths
+        self._nbytes = int(data.shape[0])
+        self._dict = zdict.tobytes()
+        # Native memoryviews: Python ints without numpy scalars (as StringTable's fast path).
+        off = ptr.data if ptr.flags.c_contiguous else None
+        self._fast_ptr = off if off is not None and off.format in ("L", "Q") else None
+        lens = lengths.reshape(-1).data if lengths.flags.c_contiguous else None
+        self._fast_len = lens if lens is not None and lens.format in ("I", "L") else None
+        if lens is not None and lens.itemsize != 4:
+            self._fast_len = None
+        self._view = data.data if data.flags.c_contiguous else None
+        self._memo: dict[int, bytes] = {}
+
+    def _error(self, what: str) -> CorruptIndexError:
+        return CorruptIndexError(f"{self.source}: {what}. {_REBUILD}")
+
+    def parts(self, row: int) -> tuple[int, int]:
+        """UTF-8 byte lengths of chunk ``row``'s Markdown and clean text (equal: no clean text)."""
+        lens = self._fast_len
+        w = self.width
+        if lens is not None:
+            a = lens[row * w]
+            return (a, lens[row * w + 1]) if w == 2 else (a, a)
+        a = int(self._lengths[row, 0])
+        return (a, int(self._lengths[row, 1])) if w == 2 else (a, a)
+
+    def record(self, row: int) -> bytes:
+        """The inflated record of chunk ``row`` (``0 <= row < N``: a caller's error otherwise).
+
+        Raises:
+            IndexError: ``row`` is out of range.
+            CorruptIndexError: A pointer out of order or bounds, a declared length deflate
+                cannot produce from the stored bytes, or a stream that does not inflate to
+                exactly the declared bytes.
+        """
+        memo = self._memo
+        found = memo.get(row)
+        if found is not None:
+            return found
+        if not 0 <= row < self.n:
+            raise IndexError(f"chunk row {row} is out of range (the index has {self.n})")
+        ptr = self._fast_ptr
+        if ptr is not None:
+            start, end = ptr[row], ptr[row + 1]
+        else:
+            start, end = int(self._ptr[row]), int(self._ptr[row + 1])
+        if not start <= end <= self._nbytes:
+            raise self._error(
+                f"array `text.ptr` gives chunk {row} the bytes {start}..{end}, out of order or "
+                f"past `text.data` ({self._nbytes} bytes)"
+            )
+        a, b = self.parts(row)
+        want = a + b if self.width == 2 else a
+        if want > MAX_RATIO * (end - start) + 64:
+            raise self._error(
+                f"array `text.len` says chunk {row} is {want} bytes, more than its "
+                f"{end - start} compressed bytes can hold"
+            )
+        view = self._view
+        stored = view[start:end] if view is not None else self._data[start:end].tobytes()
+        out = self._inflate(stored, want, row)
+        if want <= _MEMO_RECORD_BYTES:
+            if len(memo) >= _MEMO_RECORDS:
+                memo.clear()  # bounded; a race only inflates a record twice
+            memo[row] = out
+        return out
+
+    def _inflate(self, stored: Any, want: int, row: int) -> bytes:
+        over = b""
+        try:
+            d = zlib.decompressobj(-15, zdict=self._dict) if self._dict else zlib.decompressobj(-15)
+            # max_length 0 would mean "no limit": an empty record may inflate 1 byte, no more.
+            out = d.decompress(stored, want or 1)
+            if len(out) == want and not d.eof:  # the end code may follow the last output byte
+                over = d.decompress(d.unconsumed_tail, 1)
+        except zlib.error as exc:
+            raise self._error(
+                f"array `text.data` holds a bad stream for chunk {row} ({exc})"
+            ) from None
+        if over or len(out) != want or not d.eof or d.unused_data or d.unconsumed_tail:
+            raise self._error(
+                f"array `text.data` does not inflate to the {want} bytes `text.len` declares "
+                f"for chunk {row}"
+            )
+        return out
+
+    def _decode(self, raw: bytes, row: int, part: str) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._error(
+                f"the {part} of chunk {row} is not valid UTF-8 ({exc.reason})"
+            ) from None
+
+    def text(self, row: int) -> str:
+        """Chunk ``row``'s raw Markdown."""
+        rec = self.record(row)
+        a, _ = self.parts(row)
+        return self._decode(rec[:a], row, "Markdown")
+
+    def plain(self, row: int) -> str:
+        """Chunk ``row``'s clean text (its Markdown when the index stores no clean text)."""
+        rec = self.record(row)
+        if self.width == 1:
+            return self._decode(rec, row, "Markdown")
+        a, _ = self.parts(row)
+        return self._decode(rec[a:], row, "clean text")
+
+    def validate_all(self) -> None:
+        """Inflate and decode every record (for ``verify=True``).
+
+        Raises:
+            CorruptIndexError: Names the first bad chunk.
+        """
+        ptr = self._ptr
+        if self.n and bool((ptr[1:] < ptr[:-1]).any()):
+            row = int(np.flatnonzero(ptr[1:] < ptr[:-1])[0])
+            raise self._error(f"array `text.ptr` is out of order at chunk {row}")
+        for row in range(self.n):
+            self.text(row)
+            if self.width == 2:
+                self.plain(row)
+        self._memo.clear()
+
+
+def open_texts(buf: Buffer, header: Header, n: int) -> TextStore:
+    """The :class:`TextStore` of an index's ``text.*`` arrays, checked in O(1) for ``n`` chunks.
+
+    Raises:
+        CorruptIndexError: An array is missing or malformed, or does not have ``n`` rows.
+    """
+    store = TextStore(
+        array_view(buf, header, "text.dict", dtype="<u1", ndim=1),
+        array_view(buf, header, "text.ptr", dtype="<u8", ndim=1),
+        array_view(buf, header, "text.data", dtype="<u1", ndim=1),
+        array_view(buf, header, "text.len", dtype="<u4", ndim=2),
+        source=header.source,
+    )
+    if store.n != n:
+        raise store._error(f"array `text.ptr` has {store.n + 1} entries, expected {n + 1}")
+    return store
+
+
+def text_columns(store: TextStore) -> tuple[TextColumn, TextColumn | None]:
+    """The Markdown column and (when stored) the clean-text column of ``store``."""
+    plain = TextColumn(store, plain=True) if store.width == 2 else None
+    return TextColumn(store, plain=False), plain
+
+
+class TextColumn:
+    """One part of every record (``chunk.text`` or ``chunk.plain``) as a string lookup."""
+
+    def __init__(self, store: TextStore, plain: bool) -> None:
+        self.store = store
+        self._read = store.plain if plain else store.text
+
+    def __len__(self) -> int:
+        """Number of chunks."""
+        return self.store.n
+
+    def __getitem__(self, i: int) -> str:
+        """The text of chunk ``i`` (negative indices count from the end)."""
+        i = int(i)
+        if i < 0:
+            i += self.store.n
+        return self._read(i)
+
+    def take(self, rows: Sequence[int]) -> list[str]:
+        """The texts of ``rows``, in order."""
+        read = self._read
+        return [read(i) for i in rows]
+
+    def __iter__(self) -> Iterator[str]:
+        """Every chunk's text in row order."""
+        for i in range(self.store.n):
+            yield self._read(i)
