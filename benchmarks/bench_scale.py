@@ -240,7 +240,8 @@ def scale(n: int, args: argparse.Namespace, tmp: Path, queries: list[str]) -> No
     print(f"\n=== {n:,} chunks (SciFact x {n / 5183:.1f}, hashing 512 dims) ===")
     cache = tmp / "cache"
     paths = {}
-    for enc in ENCODINGS:
+    encodings = args.encodings
+    for enc in encodings:
         paths[enc] = tmp / f"n{n}-{enc}.scidx"
         res = run_json(PACK_SCRIPT, corpus, n, paths[enc], enc, cache)
         vb = vector_bytes(paths[enc])
@@ -249,25 +250,29 @@ def scale(n: int, args: argparse.Namespace, tmp: Path, queries: list[str]) -> No
             f"file {res['bytes'] / 1e6:8.1f} MB (vectors {vb / 1e6:7.1f} MB), "
             f"RSS/file {res['rss_mib'] * 2**20 / res['bytes']:.2f}"
         )
-    f32_vec = vector_bytes(paths["float32"])
-    for enc in ("int8", "binary"):
-        print(f"  {enc} vector bytes / float32: {vector_bytes(paths[enc]) / f32_vec:.4f}")
+    if "float32" in paths:
+        f32_vec = vector_bytes(paths["float32"])
+        for enc in set(encodings) - {"float32"}:
+            print(f"  {enc} vector bytes / float32: {vector_bytes(paths[enc]) / f32_vec:.4f}")
     bm_dir = tmp / f"bm25s-{n}"
     if not args.no_bm25s:
         res = run_json(BM25S_INDEX_SCRIPT, corpus, n, bm_dir)
         size = dir_bytes(bm_dir)
         print(
             f"bm25s index     : {res['seconds']:7.1f} s, peak RSS {res['rss_mib']:7.0f} MiB, "
-            f"directory {size / 1e6:8.1f} MB; scidx int8 file / bm25s dir "
-            f"{paths['int8'].stat().st_size / size:.2f}"
+            f"directory {size / 1e6:8.1f} MB"
+            + "".join(
+                f"; scidx {enc} file / bm25s dir {paths[enc].stat().st_size / size:.2f}"
+                for enc in encodings
+            )
         )
-    for enc in ENCODINGS:
+    for enc in encodings:
         print(f"load {enc:8}: median {load_times(paths[enc]):.3f} ms")
 
-    idx = {enc: scidx.load(paths[enc]) for enc in ENCODINGS}
+    idx = {enc: scidx.load(paths[enc]) for enc in encodings}
     calls: dict[str, Callable[[Any], object]] = {}
     for mode in ("keyword", "vector", "hybrid"):
-        for enc in ENCODINGS if mode != "keyword" else ("float32",):
+        for enc in encodings if mode != "keyword" else encodings[:1]:
             calls[f"{mode} {enc}"] = lambda q, i=idx[enc], m=mode: i.search(q, k=10, mode=m)
     if not args.no_bm25s:
         import bm25s
@@ -363,6 +368,13 @@ def main() -> int:
     ap.add_argument("--no-scale", action="store_true", help="skip the SciFact-repeated sizes")
     ap.add_argument("--no-faiss", action="store_true")
     ap.add_argument("--no-bm25s", action="store_true")
+    ap.add_argument(
+        "--encodings",
+        type=lambda v: tuple(e for e in v.split(",") if e),
+        default=ENCODINGS,
+        help="vector encodings of the SciFact-repeated sizes (default float32,int8,binary; "
+        "keyword rows use the first)",
+    )
     ap.add_argument("--tmp", type=Path, default=None, help="scratch folder (default: a temp dir)")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, numpy {np.__version__}, load {os.getloadavg()}")
@@ -378,7 +390,11 @@ def main() -> int:
         if not args.no_scale:
             for n in sizes:
                 scale(n, args, tmp, queries)
-        rsizes = [int(s) for s in (args.random_sizes or args.sizes).split(",") if s]
+        rsizes = [
+            int(s)
+            for s in (args.sizes if args.random_sizes is None else args.random_sizes).split(",")
+            if s
+        ]
         for n in rsizes:
             vector_only(n, args.random_dims, args, tmp)
     return 0

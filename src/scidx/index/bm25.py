@@ -56,6 +56,7 @@ __all__ = [
     "score_postings",
     "score_query",
     "term_hash",
+    "term_postings",
     "top_k",
 ]
 
@@ -486,31 +487,48 @@ class PostingLookup:
         return out
 
     def _read(self, term: str) -> Postings | None:
-        a = self.arrays
-        th = a.term_hash
-        h = np.uint64(term_hash(term))
-        pos = int(th.searchsorted(h))
-        if pos >= th.shape[0] or th[pos] != h:
+        found = term_postings(self.arrays, term, self.n, self.source)
+        if found is None:
             return None
-        start = int(a.term_ptr[pos])
-        # Clamp so a corrupt pointer can never index past the postings (verify=True checks it).
-        end = min(int(a.term_ptr[pos + 1]), a.post_doc.shape[0])
-        if start >= end:
-            return None
-        docs = a.post_doc[start:end]
-        top = int(docs.max())
-        if top >= self.n:
-            raise CorruptIndexError(
-                f"{self.source}: array `bm25.post_doc` points at chunk {top}, but the index "
-                f"has {self.n}. The file is truncated or corrupt; rebuild it with "
-                "`toolup-rag pack-docs`."
-            )
-        weights = a.post_weight[start:end]
+        docs, weights = found
         m = min(TOP_IMPACTS, weights.shape[0])
         best = np.sort(np.partition(weights, weights.shape[0] - m)[weights.shape[0] - m :])
         # Anything that rounds to float32 b or above is >= the float32 just below b.
         bars = np.nextafter(best[::-1], np.float32(-np.inf)).astype(np.float64)
         return docs, weights, bars.tolist()
+
+
+def term_postings(
+    arrays: BM25Arrays, term: str, n: int, source: str = "<index>"
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32]] | None:
+    """The postings of ``term``: its chunk rows (ascending) and their BM25 impacts (float32).
+
+    The one place the stored postings are decoded (FORMAT.md §2.3, §2.4): a query's keyword
+    score of a chunk is the float32 sum, in float64, of these impacts over its distinct terms.
+    ``None`` when the index does not have the term (or its run is empty).
+
+    Raises:
+        CorruptIndexError: A posting points at a chunk row ``>= n``.
+    """
+    th = arrays.term_hash
+    h = np.uint64(term_hash(term))
+    pos = int(th.searchsorted(h))
+    if pos >= th.shape[0] or th[pos] != h:
+        return None
+    start = int(arrays.term_ptr[pos])
+    # Clamp so a corrupt pointer can never index past the postings (verify=True checks it).
+    end = min(int(arrays.term_ptr[pos + 1]), arrays.post_doc.shape[0])
+    if start >= end:
+        return None
+    docs = arrays.post_doc[start:end]
+    top = int(docs.max())
+    if top >= n:
+        raise CorruptIndexError(
+            f"{source}: array `bm25.post_doc` points at chunk {top}, but the index "
+            f"has {n}. The file is truncated or corrupt; rebuild it with "
+            "`toolup-rag pack-docs`."
+        )
+    return docs, arrays.post_weight[start:end]
 
 
 def accumulate(
