@@ -301,3 +301,53 @@ def test_vector_leg_fuses_query_vectors_from_serve(
     # "when should I trim flowers" shares no term with the roses: only vectors find them.
     assert hybrid[1][0]["id"] == "docs/garden.md:roses:0"
     idx.close()
+
+
+def test_mkdocs_web_bundle_option_links_to_the_built_pages(
+    browser: Any, shared_dir: Path, tmp_path: Path
+) -> None:
+    """``web_bundle: find/`` in mkdocs.yml: the built site searches itself, links resolve."""
+    pytest.importorskip("mkdocs")
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    corpus = shared_dir / "corpora" / "mkdocs-material-docs" / "docs"
+    for name in ("philosophy.md", "conventions.md", "alternatives.md"):
+        shutil.copy(corpus / name, docs / name)
+    # No site_url: the index's links are relative to the site root, the bundle is one below.
+    (tmp_path / "mkdocs.yml").write_text(
+        f"site_name: Docs\ndocs_dir: {docs}\nsite_dir: {tmp_path / 'site'}\n"
+        "markdown_extensions: [md_in_html]\n"
+        "plugins:\n  - scidx:\n      web_bundle: find/\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(tmp_path / "mkdocs.yml")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "scidx: wrote the search bundle find/" in proc.stderr
+    site = tmp_path / "site"
+    manifest = json.loads((site / "find" / MANIFEST_NAME).read_text(encoding="utf-8"))
+    assert manifest["linkBase"] == "../"
+    server, url = _serve(site)
+    try:
+        page = _open(browser, url + "find/")
+        hits = _run(page, url + "find/", ["alternatives to material"], k=5)[0]
+        with load(site / "search.scidx") as idx:
+            want = idx.search("alternatives to material", k=5, mode="keyword")
+        assert [h["id"] for h in hits] == [w.id for w in want] and hits
+        for hit in hits:
+            assert hit["url"].startswith(url), hit["url"]
+            path = hit["url"][len(url) :].split("#", 1)[0]
+            assert (site / path / "index.html").is_file(), hit["url"]
+        assert page.errors == []
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -7,6 +7,7 @@ Enable it in ``mkdocs.yml`` (``toolup-rag[cli]`` must be installed where MkDocs 
       - scidx:
           output: search.scidx      # where the index goes inside the built site (the default)
           llms_txt: true            # also write llms.txt and llms-full.txt into the site
+          web_bundle: find/         # also a static search bundle there (docs/web-bundle.md)
           pack:                     # any other staticcorpus.json keys
             maxChunkChars: 1200
 
@@ -59,6 +60,9 @@ class ScidxPluginConfig(base.Config):  # type: ignore[no-untyped-call,unused-ign
     output = c.Type(str, default="search.scidx")
     #: Also write ``llms.txt`` and ``llms-full.txt`` at the top of the site.
     llms_txt = c.Type(bool, default=False)
+    #: Also write a static search bundle (``export-web``) into this folder of the site, e.g.
+    #: ``find/`` (its search page is ``find/index.html``); unset: none.
+    web_bundle = c.Optional(c.Type(str))
     #: Globs of pages to pack, relative to ``docs_dir``.
     include = c.ListOfItems(c.Type(str), default=["**/*.md"])
     #: Globs to leave out, relative to ``docs_dir``.
@@ -105,6 +109,15 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
                 f"scidx: output {self.config.output!r} must be a file path inside the site, "
                 'like "search.scidx"'
             )
+        bundle = self.config.web_bundle
+        if bundle is not None and (
+            bundle.startswith(("/", "\\"))
+            or any(p in (".", "..") for p in bundle.replace("\\", "/").split("/"))
+            or not bundle.strip("/\\")
+        ):
+            raise PluginError(
+                f'scidx: web_bundle {bundle!r} must be a folder inside the site, like "find/"'
+            )
         overridden = sorted(set(self.config.pack) & set(_FROM_MKDOCS))
         if overridden:
             raise PluginError(
@@ -145,6 +158,8 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
             self._write_index(index, site)
             if self.config.llms_txt:
                 self._write_llms_txt(index, site)
+            if self.config.web_bundle is not None:
+                self._write_web_bundle(index, site, config.site_name)
         except ScidxError as exc:
             raise PluginError(f"scidx: {exc}") from None
 
@@ -189,3 +204,19 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
 
         written = write_llms_txt(index, site)
         _log.info("scidx: wrote %s", ", ".join(p.name for p in written))
+
+    def _write_web_bundle(self, index: Path, site: Path, title: str) -> None:
+        from scidx.export.web_bundle import write_web_bundle
+
+        parts = [p for p in str(self.config.web_bundle).replace("\\", "/").split("/") if p]
+        # Without a site_url the index's links are relative to the site root: from the bundle's
+        # folder that is one "../" per level.
+        report = write_web_bundle(
+            index, site.joinpath(*parts), title=f"Search {title}", link_base="../" * len(parts)
+        )
+        _log.info(
+            "scidx: wrote the search bundle %s/ (%d files, %d bytes)",
+            "/".join(parts),
+            report.files,
+            report.bytes,
+        )
