@@ -17,7 +17,7 @@ travel compressed from any static server.
 
 Keyword parity: the index stores term hashes, not terms. The exporter recovers each term by
 tokenising the chunks' BM25 fields (title + headings, clean body) exactly as the packer did,
-reads its postings through :class:`~scidx.index.bm25.PostingLookup` (the searcher's own
+reads its postings through :func:`~scidx.index.bm25.term_postings` (the searcher's own
 decoding) and checks that every term and posting of the index was recovered. A shard stores
 the float32 impacts bit for bit, so the reader's sums equal :func:`keyword_top_k`'s.
 
@@ -52,6 +52,7 @@ import xxhash
 
 from scidx._version import __version__
 from scidx.errors import ConfigError, CorruptIndexError, OutputError
+from scidx.index.bm25 import term_postings
 from scidx.index.highlight import flatten, strip_code
 from scidx.pack.fileio import fsync_dir
 from scidx.tokenize import TOKENIZER_VERSION, tokenize
@@ -217,13 +218,13 @@ _Posting = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
 
 
 def _postings(index: Index, terms: Sequence[str]) -> list[tuple[str, _Posting]]:
-    """Each recovered term with its postings, read as the searcher reads them."""
-    lookup = index._live().postings  # noqa: SLF001 - the searcher's own posting decoding
+    """Each recovered term with its postings, decoded by the searcher's own function."""
+    corpus = index._live().corpus  # noqa: SLF001 - read through bm25.term_postings only
     out: list[tuple[str, _Posting]] = []
     for term in terms:
-        found = lookup.postings([term])
-        if found:
-            docs, weights, _ = found[0]
+        found = term_postings(corpus.bm25, term, corpus.n, index.source)
+        if found is not None:
+            docs, weights = found
             out.append(
                 (term, (np.asarray(docs, dtype=np.int64), np.asarray(weights, dtype=np.float32)))
             )
