@@ -149,7 +149,27 @@ def test_export_writes_rows_indexes_and_stamp(pg: PgServer) -> None:
             )
         }
         assert "USING hnsw (embedding vector_cosine_ops)" in indexes["t_export_embedding_hnsw"]
-        assert "USING gin (terms)" in indexes["t_export_terms_gin"]
+        assert "USING hash (id)" in indexes["t_export_id"]
+        assert "USING hash (source)" in indexes["t_export_source"]
+        postings = {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 't_export_postings'"
+            )
+        }
+        assert "(term_id, doc) INCLUDE (tf, dl)" in postings["t_export_postings_pkey"]
+        comments = dict(
+            conn.execute(
+                "SELECT relname::text, obj_description(oid, 'pg_class') FROM pg_class "
+                "WHERE relname LIKE 't_export%%' AND relkind = 'r'"
+            ).fetchall()
+        )
+        assert comments == {
+            "t_export": "scidx export t_export: chunks",
+            "t_export_postings": "scidx export t_export: postings",
+            "t_export_terms": "scidx export t_export: terms",
+            "t_export_meta": "scidx export t_export: meta",
+        }
         meta = dict(conn.execute("SELECT key, value FROM t_export_meta").fetchall())
         assert meta["stamp"] == idx.stamp
         assert meta["tokenizer"] == idx.meta["bm25"]["tokenizer"]

@@ -37,11 +37,12 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 
 @dataclass(frozen=True)
 class TableNames:
-    """The tables one export writes: chunks, their terms and the stamp (metadata) table.
+    """The tables one export writes: chunks, postings, terms and the stamp (metadata) table.
 
     Attributes:
         schema: The PostgreSQL schema (``public`` by default).
-        table: The chunks table; the others are ``<table>_terms`` and ``<table>_meta``.
+        table: The chunks table; the others are ``<table>_postings``, ``<table>_terms`` and
+            ``<table>_meta``.
     """
 
     schema: str = DEFAULT_SCHEMA
@@ -54,6 +55,11 @@ class TableNames:
                     f"{what} {value!r} is not a plain SQL name: use 1-40 lower-case letters, "
                     "digits and underscores, starting with a letter or underscore"
                 )
+
+    @property
+    def postings(self) -> str:
+        """Name of the postings table (term id, chunk row, term frequency, length)."""
+        return f"{self.table}_postings"
 
     @property
     def terms(self) -> str:

@@ -6,22 +6,32 @@ Contract:
   at once or not at all: readers see the previous export until the commit, and a killed or
   failed export leaves it intact. Concurrent exports of the same table are serialised by an
   advisory lock.
+* **Only its own tables.** Each table the exporter creates carries a marker (its ``COMMENT``);
+  before any ``DROP`` or ``RENAME`` every table of the export's names is checked, and a table
+  that another export or an application owns is refused (exit 1) naming it. A damaged stamp
+  table of an export is rebuilt by a full export.
 * **Full export** (no table yet, or one written for another embedding model, tokenizer, BM25
-  parameters or schema version): the rows go into fresh tables with binary ``COPY``; the HNSW
-  index (``vector_cosine_ops``) and the GIN index on ``terms`` are built after the load, and the
-  new tables replace the old ones just before the commit.
+  parameters, vector encoding or schema version): the rows go into fresh tables with binary
+  ``COPY`` (postings in term order), the indexes (postings primary key, HNSW, hash indexes on
+  ``id`` and ``source``) are built after the load, and the new tables replace the old ones
+  just before the commit; a ``VACUUM ANALYZE`` after the commit sets the visibility map, so
+  keyword queries read the postings by index-only scans.
 * **Incremental export** (same layout): rows are compared by ``row_hash`` (xxh3 of everything
   stored for the chunk); new chunks are inserted, changed ones updated and removed ones deleted,
   unchanged rows are not touched. Term rows whose document frequency changed are rewritten.
   An index whose content hash equals the exported one is up to date: nothing is written.
-* **Keyword parity.** Term frequencies are recomputed from the stored text with the index's own
-  tokenizer and checked against the file's BM25 impacts bit for bit before anything is written
-  (a mismatch is a corrupt index, exit 4), so PostgreSQL ranks exactly as the file does.
+* **Keyword parity.** Term frequencies are recovered from the file's BM25 impacts (or its text)
+  and checked to reproduce those impacts bit for bit before anything is written
+  (:mod:`scidx.postgres.postings`; a mismatch is a corrupt index, exit 4), so PostgreSQL ranks
+  exactly as the file does.
+* **Refused rows are named.** A row the database refuses (a value it cannot store) fails the
+  export with the chunk's id and source and the column, not just the server's message.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import struct
 import time
 from collections.abc import Callable, Sequence
@@ -32,18 +42,21 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from scidx.errors import CorruptIndexError
-from scidx.index.bm25 import hash_fields
-from scidx.postgres.connection import TableNames, connect, database_error
+from scidx.errors import CorruptIndexError, DatabaseError
+from scidx.postgres.connection import TableNames, connect, database_error, describe_dsn
+from scidx.postgres.postings import FilePostings, Postings, file_postings, term_frequencies
 from scidx.postgres.schema import (
-    CHUNK_COLUMNS,
-    COPY_TYPES,
     HNSW_MAX_DIMENSIONS,
+    HNSW_MAX_HALF_DIMENSIONS,
+    ROLES,
     SCHEMA_VERSION,
-    TERM_DIMENSIONS,
+    chunk_columns,
     create_chunks_sql,
     create_side_tables_sql,
+    marker,
+    ownership_problem,
     read_meta,
+    vector_type,
 )
 
 if TYPE_CHECKING:
@@ -75,7 +88,8 @@ class ExportReport:
         full: The tables were (re)built from scratch.
         up_to_date: The table already held this index: nothing was written.
         reason: Why a full export was needed ("" for incremental ones).
-        hnsw: Whether the table has an HNSW index (not above 2000 dimensions).
+        hnsw: Whether the table has an HNSW index (``vector`` up to 2,000 dimensions,
+            ``halfvec`` up to 4,000).
         seconds: Wall time of the export.
         stages: Seconds per stage (``prepare``, ``copy``, ``index``, ``commit``...).
     """
@@ -140,17 +154,12 @@ class _Rows:
     metas: list[str]
     urls: list[str | None]
     hashes: npt.NDArray[np.int64]
-    vectors: npt.NDArray[np.float32]
-
-
-def _corpus(index: Index) -> Any:
-    # The arrays behind the public API; the export reads them the way the searcher does.
-    return index._live().corpus  # noqa: SLF001 - same package family, read-only use
+    heads: list[str]  # the BM25 heading field
 
 
 def _bm25_bodies(index: Index) -> Any:
     """The texts the packer's BM25 read: ``chunk.plain`` (code markers removed) if stored."""
-    return _corpus(index).chunk_plain
+    return index._live().corpus.chunk_plain  # noqa: SLF001 - read-only, decoded by the index
 
 
 def _heading_field(title: str, path: Sequence[str]) -> str:
@@ -160,29 +169,18 @@ def _heading_field(title: str, path: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
-def _read_rows(index: Index, vectors: npt.NDArray[np.float32]) -> _Rows:
-    c = _corpus(index)
-    n = int(c.n)
-    doc_len = np.asarray(c.bm25.doc_len)
-    meta_cache: dict[int, str] = {}
-    out = _Rows([], [], [], [], [], [], [], [], [], np.zeros(n, dtype=np.int64), vectors)
+def _read_rows(index: Index, vec: _Vectors, doc_len: npt.NDArray[np.int64]) -> _Rows:
+    n = len(index)
+    metas = {
+        source: json.dumps(value, sort_keys=True)
+        for source, value in index.source_metadata().items()
+    }
+    out = _Rows([], [], [], [], [], [], [], [], [], np.zeros(n, dtype=np.int64), [])
     plain = _bm25_bodies(index)
     hashes = out.hashes
     for i in range(n):
         hit = index.chunk(i, snippet_chars=1)
-        s = int(c.chunk_source[i])
-        meta = meta_cache.get(s)
-        if meta is None:
-            raw = c.source_meta[s]
-            try:
-                value = json.loads(raw) if raw else {}
-            except ValueError:
-                raise CorruptIndexError(
-                    f"{index.source}: `source.meta` row {s} is not JSON. The file is truncated "
-                    "or corrupt; rebuild it with `toolup-rag pack-docs`."
-                ) from None
-            meta = json.dumps(value if isinstance(value, dict) else {}, sort_keys=True)
-            meta_cache[s] = meta
+        meta = metas.get(hit.source, "{}")
         out.ids.append(hit.id)
         out.sources.append(hit.source)
         out.anchors.append(hit.anchor)
@@ -191,6 +189,7 @@ def _read_rows(index: Index, vectors: npt.NDArray[np.float32]) -> _Rows:
         out.texts.append(hit.text)
         body = hit.text if plain is None else plain[i].replace("\x02", "").replace("\x03", "")
         out.bm25_texts.append(body)
+        out.heads.append(_heading_field(hit.title, hit.heading_path))
         out.metas.append(meta)
         out.urls.append(hit.url)
         h = xxhash.xxh3_64()
@@ -208,7 +207,8 @@ def _read_rows(index: Index, vectors: npt.NDArray[np.float32]) -> _Rows:
             data = part.encode("utf-8", "surrogatepass")
             h.update(len(data).to_bytes(8, "little"))  # length-prefixed: no ambiguous joins
             h.update(data)
-        h.update(vectors[i].tobytes())
+        for value in vec.values(i):
+            h.update(value.data if isinstance(value, _Packed) else struct.pack("<f", value))
         packed = h.intdigest()
         hashes[i] = np.uint64(packed).view(np.int64)
     return out
@@ -242,7 +242,7 @@ def _layout(index: Index, dims: int) -> dict[str, Any]:
             "headingWeight": float(weights.get("heading", 0.0)),
         },
         "vector": {
-            "type": "vector",
+            "type": vector_type(index.vector_store.encoding),
             "dimensions": dims,
             "encoding": index.vector_store.encoding,
         },
@@ -250,136 +250,12 @@ def _layout(index: Index, dims: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Term frequencies, checked against the file
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _TermFreqs:
-    """Per written row: term indexes (into the file's sorted term hashes) and frequencies."""
-
-    ptr: npt.NDArray[np.int64]  # CSR over the written rows
-    term: npt.NDArray[np.int64]
-    tf: npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class _Changes:
-    """The chunk rows to write: which rows, their term frequencies, and every term's id."""
-
-    index: Index
-    rows: _Rows
-    write: npt.NDArray[np.int64]  # row numbers, in order
-    freqs: _TermFreqs  # per written row
-    term_ids: npt.NDArray[np.int64]  # per term of the file (its sorted term hashes)
-
-
-_HASH_JOB = 2048  # chunks per tokenising job in the worker processes
-
-
-def _hash_all(
-    heads: list[str] | None, bodies: list[str]
-) -> tuple[list[npt.NDArray[np.uint64]], list[npt.NDArray[np.uint64]]]:
-    """:func:`hash_fields` over all rows, in the packer's worker processes for large exports."""
-    from scidx.pack.workers import Pool
-
-    pool = Pool.start(None, sum(len(b) for b in bodies))
-    jobs = [
-        (heads[i : i + _HASH_JOB] if heads is not None else None, bodies[i : i + _HASH_JOB])
-        for i in range(0, len(bodies), _HASH_JOB)
-    ]
-    hh: list[npt.NDArray[np.uint64]] = []
-    bh: list[npt.NDArray[np.uint64]] = []
-    try:
-        for h, b in pool.map(hash_fields, jobs):
-            hh.extend(h)
-            bh.extend(b)
-    finally:
-        pool.close()
-    return hh, bh
-
-
-def _term_freqs(index: Index, rows: _Rows, write: npt.NDArray[np.int64]) -> _TermFreqs:
-    """Tokenise the rows to write and check the result against the file's BM25 arrays."""
-    c = _corpus(index)
-    bm = c.bm25
-    meta = index.meta.get("bm25") or {}
-    hw = float((meta.get("fieldWeights") or {}).get("heading", 0.0))
-    k1, b, avgdl = float(meta["k1"]), float(meta["b"]), float(meta["avgdl"])
-    n = int(c.n)
-    term_hash = np.asarray(bm.term_hash)
-    v = int(term_hash.shape[0])
-    m = int(write.shape[0])
-    heads = [_heading_field(rows.titles[i], rows.heading_paths[i]) for i in write.tolist()]
-    bodies = [rows.bm25_texts[i] for i in write.tolist()]
-    hh, bh = _hash_all(heads if hw else None, bodies)
-    parts = [p for pair in zip(hh, bh, strict=True) for p in pair]
-    lengths = np.fromiter((p.shape[0] for p in parts), dtype=np.int64, count=len(parts))
-    hashes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-    local = np.repeat(np.repeat(np.arange(m, dtype=np.int64), 2), lengths)
-    weight = np.repeat(np.tile(np.array([hw, 1.0]), m), lengths)
-    tidx = np.searchsorted(term_hash, hashes).astype(np.int64)
-    inside = tidx < v
-    ok = np.zeros(hashes.shape[0], dtype=bool)
-    ok[inside] = term_hash[tidx[inside]] == hashes[inside]
-
-    def corrupt(what: str) -> CorruptIndexError:
-        return CorruptIndexError(
-            f"{index.source}: {what}; the index's BM25 arrays do not match its chunk text "
-            "(a corrupt file, or one packed by a different scidx). Rebuild it with "
-            "`toolup-rag pack-docs`."
-        )
-
-    if not bool(ok.all()):
-        row = rows.ids[int(write[int(local[np.flatnonzero(~ok)[0]])])]
-        raise corrupt(f"chunk {row!r} has a term the keyword index does not list")
-    key = local * max(v, 1) + tidx
-    ukey, inverse = np.unique(key, return_inverse=True)
-    tf = np.asarray(
-        np.bincount(inverse.reshape(-1), weights=weight, minlength=ukey.shape[0]), dtype=np.float64
-    )
-    post_local = ukey // max(v, 1)
-    post_term = ukey % max(v, 1)
-    dl = np.rint(np.bincount(local, weights=weight, minlength=m)) if m else np.zeros(0)
-    file_dl = np.asarray(bm.doc_len)[write].astype(np.float64)
-    if not np.array_equal(dl, file_dl):
-        bad = int(np.flatnonzero(dl != file_dl)[0])
-        raise corrupt(f"chunk {rows.ids[int(write[bad])]!r} has a different document length")
-
-    # The file's postings of the written rows, in the same (row, term) order.
-    ptr = np.asarray(bm.term_ptr).astype(np.int64)
-    df_count = np.diff(ptr)
-    f_term = np.repeat(np.arange(v, dtype=np.int64), df_count)
-    f_doc = np.asarray(bm.post_doc).astype(np.int64)
-    local_of = np.full(n, -1, dtype=np.int64)
-    local_of[write] = np.arange(m, dtype=np.int64)
-    sel = local_of[f_doc] >= 0
-    f_key = local_of[f_doc[sel]] * max(v, 1) + f_term[sel]
-    order = np.argsort(f_key, kind="stable")
-    f_key = f_key[order]
-    f_weight = np.asarray(bm.post_weight)[sel][order]
-    if not np.array_equal(f_key, ukey):
-        raise corrupt("the postings of some chunks differ from their tokenised text")
-    # The file's impact formula, operation for operation (scidx.index.bm25), so equality is exact.
-    df = df_count.astype(np.float64)
-    idf = np.log1p((n - df + 0.5) / (df + 0.5))
-    dl_post = file_dl[post_local]
-    norm = k1 * (1.0 - b + b * dl_post / avgdl)
-    impact = (idf[post_term] * tf * (k1 + 1.0) / (tf + norm)).astype(np.float32)
-    if not np.array_equal(impact, f_weight):
-        raise corrupt("the stored BM25 impacts differ from those of the chunk text")
-    row_ptr = np.zeros(m + 1, dtype=np.int64)
-    row_ptr[1:] = np.cumsum(np.bincount(post_local, minlength=m))
-    return _TermFreqs(row_ptr, post_term, tf)
-
-
-# ---------------------------------------------------------------------------------------------
 # Binary COPY values
 # ---------------------------------------------------------------------------------------------
 
 
-class _PackedVector:
-    """A ``vector`` value already in pgvector's binary wire format."""
+class _Packed:
+    """A value already in its type's binary wire format (dumped as is)."""
 
     __slots__ = ("data",)
 
@@ -387,48 +263,57 @@ class _PackedVector:
         self.data = data
 
 
-class _PackedSparse(_PackedVector):
-    """A ``sparsevec`` value already in pgvector's binary wire format."""
+class _PackedVector(_Packed):
+    """``vector``: int16 dimensions, int16 unused, float4 values (big-endian)."""
+
+
+class _PackedHalf(_Packed):
+    """``halfvec``: int16 dimensions, int16 unused, float2 values (big-endian)."""
+
+
+class _PackedBits(_Packed):
+    """``bit``: int32 bit length, then the bits, most significant first."""
 
 
 def _vector_bytes(vec: npt.NDArray[np.float32]) -> bytes:
-    # pgvector's vector_recv: int16 dimensions, int16 unused, float4 values (big-endian).
     return struct.pack(">HH", vec.shape[0], 0) + vec.astype(">f4").tobytes()
 
 
-def _sparse_bytes(ids: npt.NDArray[np.int64], values: npt.NDArray[np.float64]) -> bytes:
-    # pgvector's sparsevec_recv: int32 dimensions, int32 nnz, int32 unused, int32 0-based
-    # indices ascending, float4 values (big-endian). Term ids are 1-based (as in the text form).
-    return (
-        struct.pack(">iii", TERM_DIMENSIONS, ids.shape[0], 0)
-        + (ids - 1).astype(">i4").tobytes()
-        + values.astype(">f4").tobytes()
-    )
+def _half_bytes(codes: npt.NDArray[np.int8]) -> bytes:
+    # int8 codes (-127..127) are whole numbers below 2048: float16 holds them exactly.
+    return struct.pack(">HH", codes.shape[0], 0) + codes.astype(">f2").tobytes()
 
 
-def _copy_types(cur: psycopg.Cursor[Any]) -> list[int | str]:
-    """COPY types of the chunk columns, with pass-through dumpers for the pgvector types.
+def _bit_bytes(bits: npt.NDArray[np.uint8]) -> bytes:
+    # np.packbits order (first dimension in the high bit) is PostgreSQL's bit order.
+    return struct.pack(">i", bits.shape[0] * 8) + bits.tobytes()
 
-    The vectors are encoded with numpy in one call per row instead of one Python object per
-    value; psycopg picks COPY dumpers by type oid, so they are registered on this cursor only.
+
+def _copy_types(cur: psycopg.Cursor[Any], columns: Sequence[tuple[str, str, str]]) -> list[Any]:
+    """COPY types of the chunk columns, with pass-through dumpers for the packed values.
+
+    Vectors are encoded with numpy in one call per row instead of one Python object per value;
+    psycopg picks COPY dumpers by type oid, so they are registered on this cursor only.
     """
     from psycopg.adapt import Dumper
     from psycopg.pq import Format
 
-    row = cur.execute("SELECT 'vector'::regtype::oid, 'sparsevec'::regtype::oid").fetchone()
+    row = cur.execute(
+        "SELECT 'vector'::regtype::oid, 'halfvec'::regtype::oid, 'bit'::regtype::oid"
+    ).fetchone()
     assert row is not None
-    oids = {"vector": int(row[0]), "sparsevec": int(row[1])}
+    oids = {"vector": int(row[0]), "halfvec": int(row[1]), "bit": int(row[2])}
 
     class PackedDumper(Dumper):
         format = Format.BINARY
 
-        def dump(self, obj: _PackedVector) -> bytes:
+        def dump(self, obj: _Packed) -> bytes:
             return obj.data
 
-    for kind, cls in (("vector", _PackedVector), ("sparsevec", _PackedSparse)):
+    for kind, cls in (("vector", _PackedVector), ("halfvec", _PackedHalf), ("bit", _PackedBits)):
         dumper = type(f"Packed_{kind}", (PackedDumper,), {"oid": oids[kind]})
         cur.adapters.register_dumper(cls, dumper)
-    return [oids.get(t, t) for t in COPY_TYPES]
+    return [oids.get(t, t) for _, _, t in columns]
 
 
 def _casefold_key(title: str, path: Sequence[str]) -> str:
@@ -436,54 +321,164 @@ def _casefold_key(title: str, path: Sequence[str]) -> str:
     return f"{title}\n{chr(10).join(path)}".casefold()
 
 
-def _copy_rows(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -> None:
+@dataclass(frozen=True)
+class _Vectors:
+    """What the vector columns hold, per encoding (see :mod:`scidx.postgres.schema`)."""
+
+    encoding: str
+    floats: npt.NDArray[np.float32] | None  # float32 indexes
+    codes: npt.NDArray[np.int8] | None  # int8 and binary
+    scale: npt.NDArray[np.float32] | None
+    bits: npt.NDArray[np.uint8] | None  # binary
+
+    def values(self, i: int) -> list[Any]:
+        if self.floats is not None:
+            return [_PackedVector(_vector_bytes(np.asarray(self.floats[i], dtype=np.float32)))]
+        assert self.codes is not None and self.scale is not None
+        out: list[Any] = [_PackedHalf(_half_bytes(self.codes[i])), float(self.scale[i])]
+        if self.bits is not None:
+            out.append(_PackedBits(_bit_bytes(self.bits[i])))
+        return out
+
+
+def _vectors_of(index: Index) -> _Vectors:
+    store: Any = index.vector_store
+    if store.encoding == "float32":
+        return _Vectors("float32", np.asarray(index.vectors, dtype=np.float32), None, None, None)
+    bits = np.asarray(store.bits) if store.encoding == "binary" else None
+    return _Vectors(store.encoding, None, np.asarray(store.codes), np.asarray(store.scale), bits)
+
+
+def _copy_rows(
+    conn: psycopg.Connection[Any], target: Any, changes: _Changes, columns: list[Any]
+) -> None:
     """Binary ``COPY`` the rows ``changes.write`` into ``target`` (a composed table name)."""
-    rows, freqs = changes.rows, changes.freqs
-    vectors = rows.vectors
     from psycopg import sql
     from psycopg.types.json import Jsonb
 
-    c = _corpus(changes.index)
-    doc_len = np.asarray(c.bm25.doc_len)
-    cols = sql.SQL(", ").join(sql.Identifier(name) for name, _ in CHUNK_COLUMNS)
+    rows = changes.rows
+    vec = changes.vectors
+    doc_len = changes.fp.doc_len
+    cols = sql.SQL(", ").join(sql.Identifier(name) for name, _, _ in columns)
     stmt = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, cols)
 
     def raw(text: str) -> str:
         return text
 
+    write = changes.write.tolist()
     with conn.cursor() as cur:
-        types = _copy_types(cur)
-        with cur.copy(stmt) as copy:
-            copy.set_types(types)
-            for j, i in enumerate(changes.write.tolist()):
-                lo, hi = int(freqs.ptr[j]), int(freqs.ptr[j + 1])
-                ids = changes.term_ids[freqs.term[lo:hi]]
-                order = np.argsort(ids, kind="stable")
-                ids = ids[order]
-                tf = freqs.tf[lo:hi][order]
-                copy.write_row(
-                    (
-                        rows.ids[i],
-                        rows.sources[i],
-                        rows.anchors[i],
-                        rows.heading_paths[i],
-                        rows.titles[i],
-                        rows.texts[i],
-                        Jsonb(rows.metas[i], dumps=raw),
-                        rows.urls[i],
-                        _PackedVector(_vector_bytes(np.asarray(vectors[i], dtype=np.float32))),
-                        int(doc_len[i]),
-                        ids.astype(np.int32).tolist(),
-                        _PackedSparse(_sparse_bytes(ids, tf)),
-                        _casefold_key(rows.titles[i], rows.heading_paths[i]),
-                        int(rows.hashes[i]),
+        types = _copy_types(cur, columns)
+        try:
+            with cur.copy(stmt) as copy:
+                copy.set_types(types)
+                for i in write:
+                    copy.write_row(
+                        (
+                            int(changes.docs[i]),
+                            rows.ids[i],
+                            rows.sources[i],
+                            rows.anchors[i],
+                            rows.heading_paths[i],
+                            rows.titles[i],
+                            rows.texts[i],
+                            Jsonb(rows.metas[i], dumps=raw),
+                            rows.urls[i],
+                            *vec.values(i),
+                            int(doc_len[i]),
+                            _casefold_key(rows.titles[i], rows.heading_paths[i]),
+                            int(rows.hashes[i]),
+                        )
                     )
-                )
+        except Exception as exc:
+            refused = _refused_row(exc, changes, write)
+            if refused is not None:
+                raise refused from None
+            raise
+
+
+_COPY_LINE = re.compile(r"COPY \S+, line (\d+)(?:, column (\w+))?")
+
+
+def _refused_row(exc: BaseException, changes: _Changes, write: list[int]) -> DatabaseError | None:
+    """The chunk (id and source) of a row the server refused during ``COPY``, if it says which."""
+    import psycopg
+
+    if not isinstance(exc, psycopg.Error) or exc.diag.context is None:
+        return None
+    found = _COPY_LINE.search(exc.diag.context)
+    if found is None or not 0 < int(found.group(1)) <= len(write):
+        return None
+    i = write[int(found.group(1)) - 1]
+    column = f" its `{found.group(2)}` value" if found.group(2) else " it"
+    reason = (exc.diag.message_primary or str(exc)).strip()
+    return DatabaseError(
+        f"PostgreSQL {describe_dsn(changes.dsn)}: the export failed: chunk "
+        f"{changes.rows.ids[i]!r} (source {changes.rows.sources[i]!r}) was refused:{column} "
+        f"cannot be stored ({reason}). Fix that page (or re-pack it with this scidx, which "
+        "cleans such values) and export again; nothing was written."
+    )
+
+
+_POSTING = np.dtype(
+    [
+        ("n", ">i2"),
+        ("l1", ">i4"),
+        ("term", ">i4"),
+        ("l2", ">i4"),
+        ("doc", ">i4"),
+        ("l3", ">i4"),
+        ("tf", ">f8"),
+        ("l4", ">i4"),
+        ("dl", ">i4"),
+    ]
+)
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
+_COPY_BLOCK = 1 << 18  # postings per write: a 10 MB buffer
+
+
+def _copy_postings(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -> int:
+    """Binary ``COPY`` of the written rows' postings, built by numpy without a Python row loop."""
+    from psycopg import sql
+
+    p = changes.postings
+    total = int(p.term.shape[0])
+    stmt = sql.SQL("COPY {} (term_id, doc, tf, dl) FROM STDIN (FORMAT BINARY)").format(target)
+    with conn.cursor() as cur, cur.copy(stmt) as copy:
+        copy.write(_COPY_HEADER)
+        for start in range(0, total, _COPY_BLOCK):
+            stop = min(start + _COPY_BLOCK, total)
+            rows = p.row[start:stop]
+            block = np.empty(stop - start, dtype=_POSTING)
+            block["n"] = 4
+            block["l1"] = block["l2"] = block["l4"] = 4
+            block["l3"] = 8
+            block["term"] = changes.term_ids[p.term[start:stop]]
+            block["doc"] = changes.docs[rows]
+            block["tf"] = p.tf[start:stop]
+            block["dl"] = changes.fp.doc_len[rows]
+            copy.write(block.tobytes())
+        copy.write(b"\xff\xff")
+    return total
 
 
 # ---------------------------------------------------------------------------------------------
 # The export
 # ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """The chunk rows to write, their postings, and every term's and row's id in the table."""
+
+    index: Index
+    dsn: str
+    rows: _Rows
+    vectors: _Vectors
+    fp: FilePostings
+    write: npt.NDArray[np.int64]  # file rows, ascending
+    postings: Postings  # of the written rows
+    term_ids: npt.NDArray[np.int64]  # per term of the file (its sorted term hashes)
+    docs: npt.NDArray[np.int64]  # per file row: its `doc` number in the table
 
 
 def _ident(*parts: str) -> Any:
@@ -520,7 +515,7 @@ def export_index(
     Args:
         index: The loaded index.
         dsn: libpq DSN or URL (``""``: libpq environment variables).
-        table: The chunks table (the term and stamp tables are named after it).
+        table: The chunks table (the postings, term and stamp tables are named after it).
         schema: The PostgreSQL schema.
         progress: Called with a stage name as each stage starts.
 
@@ -528,10 +523,11 @@ def export_index(
         What was written (see :class:`ExportReport`).
 
     Raises:
-        ConfigError: Invalid table/schema name or DSN.
+        ConfigError: Invalid table/schema name or DSN, or a table of the export's names that
+            this exporter did not write (another export's, an application's).
         CorruptIndexError: The index's keyword arrays do not match its text.
-        DatabaseError: PostgreSQL is unreachable, refused the connection or a statement, or
-            has no pgvector extension.
+        DatabaseError: PostgreSQL is unreachable, refused the connection, a statement or a row
+            (named by chunk id and source), or has no pgvector extension.
     """
     import psycopg
 
@@ -539,14 +535,12 @@ def export_index(
     started = time.perf_counter()
     report = ExportReport(table=names.qualified, chunks=len(index))
     stage = _Stages(report, progress, started)
-    c = _corpus(index)
-    # int8 and binary indexes are exported decoded (their int8 rows, which the file rescores
-    # with), so PostgreSQL's cosines are the file's scores up to float rounding.
-    vectors = np.asarray(index.vectors, dtype=np.float32)
-    dims = int(vectors.shape[1])
+    vec = _vectors_of(index)
+    dims = int(index.vector_store.shape[1])
     layout = _layout(index, dims)
     content_hash = _content_hash(index)
-    report.hnsw = dims <= HNSW_MAX_DIMENSIONS
+    limit = HNSW_MAX_DIMENSIONS if vec.encoding == "float32" else HNSW_MAX_HALF_DIMENSIONS
+    report.hnsw = dims <= limit
     conn = connect(dsn, application="scidx export")
     doing = "the export"
     try:
@@ -557,7 +551,11 @@ def export_index(
             if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             doing = "reading the existing export"
-            old = read_meta(conn, names)
+            ownership_problem(conn, names, _load_names(names))
+            try:
+                old = read_meta(conn, names)
+            except CorruptIndexError:
+                old, report.reason = None, "damaged stamp table"
             if old is not None and old.get("contentHash") == content_hash:
                 report.up_to_date = True
                 report.unchanged = report.chunks
@@ -567,29 +565,32 @@ def export_index(
                 return report
             incremental = old is not None and all(old.get(k) == layout[k] for k in _LAYOUT_KEYS)
             if old is None:
-                report.reason = "new table"
+                report.reason = report.reason or "new table"
             elif not incremental:
                 changed = [k for k in _LAYOUT_KEYS if old.get(k) != layout[k]]
                 report.reason = f"different {', '.join(changed)}"
             stage("prepare")
-            rows = _read_rows(index, vectors)
-            n = len(rows.ids)
-            file_terms = np.asarray(c.bm25.term_hash).view(np.int64)
-            df = np.diff(np.asarray(c.bm25.term_ptr).astype(np.int64)).astype(np.int64)
-            known: dict[int, tuple[int, int]] = {}
-            current: dict[str, int] = {}
+            fp = file_postings(index)
+            rows = _read_rows(index, vec, fp.doc_len)
+            file_terms = fp.term_hash.view(np.int64)
+            known: dict[int, tuple[int, int, float]] = {}
+            current: dict[str, tuple[int, int]] = {}
             if incremental:
                 doing = "reading the existing rows"
                 known, current = _read_existing(conn, names)
-            term_ids = _assign_term_ids(file_terms, {h: t for h, (t, _) in known.items()})
+            term_ids = _assign_term_ids(file_terms, {h: t for h, (t, _, _) in known.items()})
             write, removed = _plan_writes(rows, current, incremental, report)
+            docs = _assign_docs(rows, current)
             stage("tokenize")
-            changes = _Changes(index, rows, write, _term_freqs(index, rows, write), term_ids)
+            postings = term_frequencies(index, fp, write, rows.heads, rows.bm25_texts)
+            changes = _Changes(index, dsn, rows, vec, fp, write, postings, term_ids, docs)
             if incremental:
                 doing = "writing the changed rows"
-                _write_incremental(conn, names, changes, removed)
+                gone = [current[cid][0] for cid in removed]
+                gone += [current[rows.ids[i]][0] for i in write.tolist() if rows.ids[i] in current]
+                _write_incremental(conn, names, changes, gone)
                 report.terms_written, report.terms_deleted = _write_terms_incremental(
-                    conn, names, file_terms, term_ids, df, known
+                    conn, names, file_terms, term_ids, fp, known
                 )
             else:
                 report.full = True
@@ -599,9 +600,11 @@ def export_index(
                 report.deleted = 0
             stage("commit")
             doing = "writing the stamp table"
-            values = _stamp(index, layout, n, content_hash)
+            values = _stamp(index, layout, len(rows.ids), content_hash)
             _write_meta(conn, names, values, old if incremental else None)
             doing = "committing"
+        stage("vacuum")
+        _vacuum(dsn, names)
         stage("")
     except psycopg.Error as exc:
         raise database_error(exc, dsn, doing) from None
@@ -609,6 +612,29 @@ def export_index(
         conn.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _load_names(names: TableNames) -> tuple[str, ...]:
+    """The load tables of a full export (created, filled and renamed in its transaction)."""
+    return tuple(f"{names.table}__load{suffix}" for suffix, _ in ROLES)
+
+
+def _vacuum(dsn: str, names: TableNames) -> None:
+    """``VACUUM`` the postings after the commit, so keyword queries scan the index only.
+
+    Best effort: the export has committed; a role that may not vacuum leaves the visibility
+    map to autovacuum (queries are then correct, only slower until it runs).
+    """
+    import psycopg
+    from psycopg import sql
+
+    with connect(dsn, application="scidx export") as conn:
+        conn.autocommit = True
+        for name in (names.postings, names.table):
+            try:
+                conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(_ident(names.schema, name)))
+            except psycopg.Error:
+                return
 
 
 class _Stages:
@@ -635,25 +661,44 @@ class _Stages:
 
 def _read_existing(
     conn: psycopg.Connection[Any], names: TableNames
-) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
-    """The exported terms (hash -> (term id, df)) and chunks (id -> row hash)."""
+) -> tuple[dict[int, tuple[int, int, float]], dict[str, tuple[int, int]]]:
+    """The exported terms (hash -> (term id, df, idf)) and chunks (id -> (doc, row hash))."""
     from psycopg import sql
 
-    known: dict[int, tuple[int, int]] = {}
-    current: dict[str, int] = {}
-    for h, tid, d in conn.execute(
-        sql.SQL("SELECT term_hash, term_id, df FROM {}").format(_ident(names.schema, names.terms))
+    known: dict[int, tuple[int, int, float]] = {}
+    current: dict[str, tuple[int, int]] = {}
+    for h, tid, d, w in conn.execute(
+        sql.SQL("SELECT term_hash, term_id, df, idf FROM {}").format(
+            _ident(names.schema, names.terms)
+        )
     ):
-        known[int(h)] = (int(tid), int(d))
-    for cid, rh in conn.execute(
-        sql.SQL("SELECT id, row_hash FROM {}").format(_ident(names.schema, names.table))
+        known[int(h)] = (int(tid), int(d), float(w))
+    for cid, doc, rh in conn.execute(
+        sql.SQL("SELECT id, doc, row_hash FROM {}").format(_ident(names.schema, names.table))
     ):
-        current[str(cid)] = int(rh)
+        current[str(cid)] = (int(doc), int(rh))
     return known, current
 
 
+def _assign_docs(rows: _Rows, current: dict[str, tuple[int, int]]) -> npt.NDArray[np.int64]:
+    """Each file row's ``doc`` number: kept for chunks already in the table, new ones after."""
+    n = len(rows.ids)
+    if not current:
+        return np.arange(n, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    next_doc = max(d for d, _ in current.values()) + 1
+    for i, cid in enumerate(rows.ids):
+        found = current.get(cid)
+        if found is None:
+            out[i] = next_doc
+            next_doc += 1
+        else:
+            out[i] = found[0]
+    return out
+
+
 def _plan_writes(
-    rows: _Rows, current: dict[str, int], incremental: bool, report: ExportReport
+    rows: _Rows, current: dict[str, tuple[int, int]], incremental: bool, report: ExportReport
 ) -> tuple[npt.NDArray[np.int64], list[str]]:
     """The rows to write and the chunk ids to delete; counts them into ``report``.
 
@@ -663,7 +708,7 @@ def _plan_writes(
     n = len(rows.ids)
     hashes = rows.hashes.tolist()
     write_list = (
-        [i for i in range(n) if current.get(rows.ids[i]) != hashes[i]]
+        [i for i in range(n) if (current.get(rows.ids[i]) or (0, None))[1] != hashes[i]]
         if incremental
         else list(range(n))
     )
@@ -676,6 +721,10 @@ def _plan_writes(
     return np.asarray(write_list, dtype=np.int64), removed
 
 
+def _fusion(index: Index) -> dict[str, Any]:
+    return dict(index._live().corpus.fusion)  # noqa: SLF001 - the index's validated fusion
+
+
 def _stamp(index: Index, layout: dict[str, Any], n: int, content_hash: str) -> dict[str, Any]:
     """The stamp table's values: the layout, plus what a reader of the table needs."""
     values = dict(layout)
@@ -684,11 +733,21 @@ def _stamp(index: Index, layout: dict[str, Any], n: int, content_hash: str) -> d
             "stats": {"chunks": n, "avgdl": _avgdl(index)},
             "contentHash": content_hash,
             "urlTemplate": index.meta.get("urlTemplate"),
-            "fusion": dict(_corpus(index).fusion),
+            "fusion": _fusion(index),
             "generator": str(index.header.generator),
         }
     )
     return values
+
+
+def _mark(conn: psycopg.Connection[Any], schema: str, name: str, export: str, role: str) -> None:
+    from psycopg import sql
+
+    conn.execute(
+        sql.SQL("COMMENT ON TABLE {} IS {}").format(
+            _ident(schema, name), sql.Literal(marker(export, role))
+        )
+    )
 
 
 def _write_full(
@@ -703,114 +762,142 @@ def _write_full(
 
     s = names.schema
     load = f"{names.table}__load"
-    for name in (load, f"{load}_terms", f"{load}_meta"):
+    for name in _load_names(names):
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(_ident(s, name)))
-    conn.execute(create_chunks_sql(s, load, dims))
-    # Rows up to a page stay inline and uncompressed: every query reads `tf` once per query
-    # term and `embedding` once per candidate, and decompressing or fetching them from the
-    # TOAST table each time costs more than the pages saved.
+    encoding = changes.vectors.encoding
+    conn.execute(create_chunks_sql(s, load, dims, encoding))
+    # Rows up to a page stay inline and uncompressed: a query reads `embedding` once per
+    # candidate, and decompressing or fetching it from the TOAST table costs more than the
+    # pages saved.
     conn.execute(sql.SQL("ALTER TABLE {} SET (toast_tuple_target = 8160)").format(_ident(s, load)))
     for stmt in create_side_tables_sql(s, load):
         conn.execute(stmt)
+    # The markers say "this export's": they travel with the tables through the renames below.
+    for suffix, role in ROLES:
+        _mark(conn, s, load + suffix, names.table, role)
     stage("copy")
-    _copy_rows(conn, _ident(s, load), changes)
-    c = _corpus(changes.index)
-    file_terms = np.asarray(c.bm25.term_hash).view(np.int64)
-    df = np.diff(np.asarray(c.bm25.term_ptr).astype(np.int64))
+    _copy_rows(conn, _ident(s, load), changes, chunk_columns(encoding))
+    _copy_postings(conn, _ident(s, f"{load}_postings"), changes)
+    _copy_terms(conn, _ident(s, f"{load}_terms"), changes)
+    stage("index")
+    _build_indexes(conn, s, load, dims, encoding)
+    stage("swap")
+    # Checked again under the lock, just before anything is dropped.
+    ownership_problem(conn, names, _load_names(names))
+    t = names.table
+    for suffix, _ in ROLES:
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(_ident(s, t + suffix)))
+    for suffix, _ in ROLES:
+        conn.execute(
+            sql.SQL("ALTER TABLE {} RENAME TO {}").format(
+                _ident(s, load + suffix), sql.Identifier(t + suffix)
+            )
+        )
+    for index_suffix in _INDEX_SUFFIXES:
+        conn.execute(
+            sql.SQL("ALTER INDEX IF EXISTS {} RENAME TO {}").format(
+                _ident(s, load + index_suffix), sql.Identifier(t + index_suffix)
+            )
+        )
+
+
+#: Every index a full export builds, by suffix of the chunks table's name.
+_INDEX_SUFFIXES = (
+    "_pkey",
+    "_id",
+    "_source",
+    "_embedding_hnsw",
+    "_bits_hnsw",
+    "_postings_pkey",
+    "_terms_pkey",
+    "_terms_term_id_key",
+    "_meta_pkey",
+)
+
+
+def _build_indexes(
+    conn: psycopg.Connection[Any], s: str, load: str, dims: int, encoding: str
+) -> None:
+    """The indexes of freshly loaded tables (one sort or graph build each, after the load)."""
+    from psycopg import sql
+
+    # HNSW builds much faster when its graph fits in maintenance_work_mem.
+    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    # Term order, then rows: the keyword query reads each query term's run of this index.
+    conn.execute(
+        sql.SQL("ALTER TABLE {} ADD PRIMARY KEY (term_id, doc) INCLUDE (tf, dl)").format(
+            _ident(s, f"{load}_postings")
+        )
+    )
+    # Hash indexes: ids and sources of any length (a btree entry must fit 2,704 bytes).
+    for col in ("id", "source"):
+        conn.execute(
+            sql.SQL("CREATE INDEX {} ON {} USING hash ({})").format(
+                sql.Identifier(f"{load}_{col}"), _ident(s, load), sql.Identifier(col)
+            )
+        )
+    ops = "vector_cosine_ops" if encoding == "float32" else "halfvec_cosine_ops"
+    limit = HNSW_MAX_DIMENSIONS if encoding == "float32" else HNSW_MAX_HALF_DIMENSIONS
+    if dims <= limit:
+        conn.execute(
+            sql.SQL("CREATE INDEX {} ON {} USING hnsw (embedding {})").format(
+                sql.Identifier(f"{load}_embedding_hnsw"), _ident(s, load), sql.SQL(ops)
+            )
+        )
+    if encoding == "binary":
+        conn.execute(
+            sql.SQL("CREATE INDEX {} ON {} USING hnsw (bits bit_hamming_ops)").format(
+                sql.Identifier(f"{load}_bits_hnsw"), _ident(s, load)
+            )
+        )
+    for name in (load, f"{load}_postings", f"{load}_terms"):
+        conn.execute(sql.SQL("ANALYZE {}").format(_ident(s, name)))
+
+
+def _idf(fp: FilePostings) -> npt.NDArray[np.float64]:
+    # The packer's idf (scidx.index.bm25), bit for bit.
+    df = fp.df.astype(np.float64)
+    return np.asarray(np.log1p((fp.n - df + 0.5) / (df + 0.5)), dtype=np.float64)
+
+
+def _copy_terms(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -> None:
+    from psycopg import sql
+
+    fp = changes.fp
     with (
         conn.cursor() as cur,
         cur.copy(
-            sql.SQL("COPY {} (term_hash, term_id, df) FROM STDIN (FORMAT BINARY)").format(
-                _ident(s, f"{load}_terms")
+            sql.SQL("COPY {} (term_hash, term_id, df, idf) FROM STDIN (FORMAT BINARY)").format(
+                target
             )
         ) as copy,
     ):
-        copy.set_types(["int8", "int4", "int4"])
-        for h, t, d in zip(
-            file_terms.tolist(), changes.term_ids.tolist(), df.tolist(), strict=True
+        copy.set_types(["int8", "int4", "int4", "float8"])
+        for h, t, d, w in zip(
+            fp.term_hash.view(np.int64).tolist(),
+            changes.term_ids.tolist(),
+            fp.df.tolist(),
+            _idf(fp).tolist(),
+            strict=True,
         ):
-            copy.write_row((h, t, d))
-    stage("index")
-    # Indexes after the load (one sort/graph build instead of per-row maintenance); HNSW
-    # builds much faster when its graph fits in maintenance_work_mem.
-    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-    conn.execute(
-        sql.SQL("CREATE INDEX {} ON {} USING gin (terms)").format(
-            sql.Identifier(f"{load}_terms_gin"), _ident(s, load)
-        )
-    )
-    if dims <= HNSW_MAX_DIMENSIONS:
-        conn.execute(
-            sql.SQL("CREATE INDEX {} ON {} USING hnsw (embedding vector_cosine_ops)").format(
-                sql.Identifier(f"{load}_embedding_hnsw"), _ident(s, load)
-            )
-        )
-    conn.execute(
-        sql.SQL("CREATE INDEX {} ON {} (source)").format(
-            sql.Identifier(f"{load}_source"), _ident(s, load)
-        )
-    )
-    stage("swap")
-    t = names.table
-    for old in (t, names.terms, names.meta):
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(_ident(s, old)))
-    renames = [
-        (load, t),
-        (f"{load}_terms", names.terms),
-        (f"{load}_meta", names.meta),
-    ]
-    for src, dst in renames:
-        conn.execute(
-            sql.SQL("ALTER TABLE {} RENAME TO {}").format(_ident(s, src), sql.Identifier(dst))
-        )
-    for src, dst in (
-        (f"{load}_pkey", f"{t}_pkey"),
-        (f"{load}_terms_pkey", f"{names.terms}_pkey"),
-        (f"{load}_terms_term_id_key", f"{names.terms}_term_id_key"),
-        (f"{load}_meta_pkey", f"{names.meta}_pkey"),
-    ):
-        conn.execute(
-            sql.SQL("ALTER INDEX IF EXISTS {} RENAME TO {}").format(
-                _ident(s, src), sql.Identifier(dst)
-            )
-        )
-    for suffix in ("terms_gin", "embedding_hnsw", "source"):
-        conn.execute(
-            sql.SQL("ALTER INDEX IF EXISTS {} RENAME TO {}").format(
-                _ident(s, f"{load}_{suffix}"), sql.Identifier(f"{t}_{suffix}")
-            )
-        )
+            copy.write_row((h, t, d, w))
 
 
 def _write_incremental(
-    conn: psycopg.Connection[Any], names: TableNames, changes: _Changes, removed: list[str]
+    conn: psycopg.Connection[Any], names: TableNames, changes: _Changes, gone: list[int]
 ) -> None:
-    """Delete removed chunks and upsert changed ones through a temporary table."""
+    """Delete removed and changed chunks (rows and postings), then insert the new versions."""
     from psycopg import sql
 
     target = _ident(names.schema, names.table)
-    if removed:
-        conn.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(target), (removed,))
+    postings = _ident(names.schema, names.postings)
+    if gone:
+        conn.execute(sql.SQL("DELETE FROM {} WHERE doc = ANY(%s)").format(target), (gone,))
+        conn.execute(sql.SQL("DELETE FROM {} WHERE doc = ANY(%s)").format(postings), (gone,))
     if not changes.write.shape[0]:
         return
-    conn.execute(
-        sql.SQL("CREATE TEMP TABLE scidx_export_rows (LIKE {}) ON COMMIT DROP").format(target)
-    )
-    _copy_rows(conn, sql.Identifier("scidx_export_rows"), changes)
-    cols = [name for name, _ in CHUNK_COLUMNS]
-    conn.execute(
-        sql.SQL(
-            "INSERT INTO {} ({}) SELECT {} FROM scidx_export_rows ON CONFLICT (id) DO UPDATE SET {}"
-        ).format(
-            target,
-            sql.SQL(", ").join(map(sql.Identifier, cols)),
-            sql.SQL(", ").join(map(sql.Identifier, cols)),
-            sql.SQL(", ").join(
-                sql.SQL("{} = EXCLUDED.{}").format(sql.Identifier(col), sql.Identifier(col))
-                for col in cols[1:]
-            ),
-        )
-    )
+    _copy_rows(conn, target, changes, chunk_columns(changes.vectors.encoding))
+    _copy_postings(conn, postings, changes)
 
 
 def _write_terms_incremental(
@@ -818,17 +905,23 @@ def _write_terms_incremental(
     names: TableNames,
     file_terms: npt.NDArray[np.int64],
     term_ids: npt.NDArray[np.int64],
-    df: npt.NDArray[np.int64],
-    known: dict[int, tuple[int, int]],
+    fp: FilePostings,
+    known: dict[int, tuple[int, int, float]],
 ) -> tuple[int, int]:
-    """Upsert term rows whose df changed, delete terms no chunk has; returns the counts."""
+    """Upsert term rows whose df or idf changed, delete terms no chunk has; returns the counts.
+
+    Every idf changes when the chunk count does, so adding or removing chunks rewrites the term
+    table (one small row per term); editing chunks rewrites only the terms whose df moved.
+    """
     from psycopg import sql
 
     target = _ident(names.schema, names.terms)
     changed = [
-        (h, t, d)
-        for h, t, d in zip(file_terms.tolist(), term_ids.tolist(), df.tolist(), strict=True)
-        if known.get(h) != (t, d)
+        (h, t, d, w)
+        for h, t, d, w in zip(
+            file_terms.tolist(), term_ids.tolist(), fp.df.tolist(), _idf(fp).tolist(), strict=True
+        )
+        if known.get(h) != (t, d, w)
     ]
     in_file = set(file_terms.tolist())
     gone = [h for h in known if h not in in_file]
@@ -836,20 +929,21 @@ def _write_terms_incremental(
         conn.execute(sql.SQL("DELETE FROM {} WHERE term_hash = ANY(%s)").format(target), (gone,))
     if changed:
         conn.execute(
-            "CREATE TEMP TABLE scidx_export_terms (term_hash int8, term_id int4, df int4) "
-            "ON COMMIT DROP"
+            "CREATE TEMP TABLE scidx_export_terms (term_hash int8, term_id int4, df int4, "
+            "idf float8) ON COMMIT DROP"
         )
         with (
             conn.cursor() as cur,
             cur.copy("COPY scidx_export_terms FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types(["int8", "int4", "int4"])
+            copy.set_types(["int8", "int4", "int4", "float8"])
             for row in changed:
                 copy.write_row(row)
         conn.execute(
             sql.SQL(
-                "INSERT INTO {} (term_hash, term_id, df) SELECT term_hash, term_id, df "
-                "FROM scidx_export_terms ON CONFLICT (term_hash) DO UPDATE SET df = EXCLUDED.df"
+                "INSERT INTO {} (term_hash, term_id, df, idf) SELECT term_hash, term_id, df, idf "
+                "FROM scidx_export_terms ON CONFLICT (term_hash) DO UPDATE SET df = EXCLUDED.df, "
+                "idf = EXCLUDED.idf"
             ).format(target)
         )
     return len(changed), len(gone)

@@ -1,44 +1,46 @@
 """Search an exported index in PostgreSQL with the file's ranking: :class:`PostgresRetriever`.
 
-Contract (the same as :mod:`scidx.index.search`, computed in SQL):
+Contract (the same as :mod:`scidx.index.search`, computed in SQL; statements in
+:mod:`scidx.postgres.queries`):
 
-* **keyword**: BM25 with the index's tokenizer and parameters. Candidates come from the GIN
-  index on ``terms``; each candidate's score is the file's formula, operation for operation, in
-  float8 (``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, each impact rounded to
-  float4, summed in query-term order, rounded to float4), with ``tf`` read from the ``tf``
-  sparsevec by inner product with the term's one-hot vector, and ``idf`` computed here from the
-  stored document frequencies with numpy's ``log1p``, as the packer does. Scores and order
-  therefore equal the file's.
-* **vector**: cosine similarity ``-(embedding <#> q)`` (vectors are normalised), candidates by
-  ``ORDER BY embedding <=> q`` through the HNSW index (approximate; ``exact=True`` scans).
+* **keyword**: BM25 with the index's tokenizer and parameters over the query terms' postings
+  only, top ``k`` cut in the database; scores and order equal the file's bit for bit.
+* **vector**: cosine similarity, candidates through the HNSW index (approximate; ``exact=True``
+  scans). int8 and binary exports store the int8 codes in ``halfvec`` and score rows exactly as
+  the file does (codes times scale); a binary export pre-ranks by Hamming distance of the sign
+  bits (HNSW over ``bit``) and rescores that pool, as the file does.
 * **hybrid**: the file's max-normalised weighted sum with Rocchio feedback from the best
-  keyword hits (the index's ``meta.fusion``: ``alpha``, ``prfDocs``, ``prfBeta``); the
-  candidates are every keyword match plus the ``k`` nearest vectors, which contains the exact
-  top ``k`` (a chunk without a query term scores ``alpha * cos / max_cos``, so it can only be in
-  the top ``k`` if it is among the ``k`` nearest). Two statements: every keyword score (for the
-  normaliser and the feedback vector), then one fused statement.
+  keyword hits (the index's ``meta.fusion``), both legs and the fusion in one statement.
 * Filters (``source`` glob or prefix, ``heading`` substring, ``metadata`` equality) are SQL
   conditions applied before the ``LIMIT``; ``min_score`` drops matches after it, as
   :class:`~scidx.index.retrieval.IndexRetriever` does. Ties are broken by chunk id in code-point
   order (``COLLATE "C"``).
-* Each retrieval runs in one read-only REPEATABLE READ transaction, so an export committing
-  meanwhile is seen entirely or not at all.
+* **One round trip, one snapshot.** Each retrieval is one read-only ``SELECT`` in autocommit
+  mode: it sees one snapshot, so an export committing meanwhile is seen entirely or not at all,
+  and it runs unchanged on a hot standby.
+* **Reconnects once.** A statement that fails because the connection broke (backend
+  terminated, server restarted, failover) is retried once on a new connection: every statement
+  is a read-only ``SELECT``, so a retry cannot apply anything twice.
+* **Time limit.** ``timeout`` seconds per statement (default 30): the server cancels a statement
+  that runs longer (``statement_timeout``), and a server that stops answering at all (a stopped
+  backend, a dead network) is abandoned by the client one second later. Both raise
+  :class:`~scidx.errors.DatabaseError` (exit 8) saying the timeout fired; the next retrieval
+  connects again.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import json
+import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from scidx.errors import CorruptIndexError, InputError, QueryError
+from scidx.errors import CorruptIndexError, DatabaseError, InputError, QueryError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import query_terms, term_hash
 from scidx.index.query import QueryEncoder
@@ -50,8 +52,9 @@ from scidx.index.retrieval import (
     RetrievalRequest,
     StageEvent,
 )
-from scidx.postgres.connection import TableNames, connect, database_error
-from scidx.postgres.schema import SCHEMA_VERSION, TERM_DIMENSIONS, read_meta
+from scidx.postgres.connection import TableNames, connect, database_error, describe_dsn
+from scidx.postgres.queries import Statements
+from scidx.postgres.schema import SCHEMA_VERSION, read_meta
 
 if TYPE_CHECKING:
     import psycopg
@@ -59,17 +62,6 @@ if TYPE_CHECKING:
 __all__ = ["PostgresRetriever"]
 
 _Vec = npt.NDArray[np.float32]
-
-
-@dataclass(frozen=True)
-class _Keyword:
-    """The query's terms that the table has: term ids, idf weights, and the BM25 constants."""
-
-    ids: list[int]
-    idf: list[float]
-    k1: float
-    b: float
-    avgdl: float
 
 
 def _meta_str(value: object) -> str:
@@ -89,8 +81,10 @@ class PostgresRetriever:
         alpha: Hybrid weight of the vector leg; ``None``: the exported index's (``fusion``).
         snippet_chars: Length of each match's ``snippet``.
         exact: Rank vectors exactly (sequential scan) instead of through the HNSW index.
-        ef_search: HNSW candidate list size (``hnsw.ef_search``; pgvector's default 40, raised
-            to ``k + 8`` when ``k`` is larger). Higher: better recall, slower queries.
+        ef_search: HNSW candidate list size (``hnsw.ef_search``, raised to ``k + 8`` when ``k``
+            is larger). Higher: better recall, slower queries (``docs/postgres.md`` measures).
+        timeout: Seconds a statement may take (``statement_timeout``; the client gives up one
+            second later if the server does not answer at all); ``None``: no limit.
         query_embedder: An embedder with the table's provider stamp; default: made from the
             stamp table as a ``.scidx`` index would.
         embedder_options: Options for a provider's ``query_embedder_from_stamp``.
@@ -115,7 +109,8 @@ class PostgresRetriever:
         alpha: float | None = None,
         snippet_chars: int = 240,
         exact: bool = False,
-        ef_search: int = 40,
+        ef_search: int = 100,
+        timeout: float | None = 30.0,
         query_embedder: Any | None = None,
         embedder_options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -127,23 +122,22 @@ class PostgresRetriever:
         self.snippet_chars = snippet_chars
         self.exact = exact
         self.ef_search = int(ef_search)
+        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise QueryError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.timeout = None if timeout is None else float(timeout)
         self._dsn = dsn
         self._lock = threading.Lock()
         self._sources: tuple[str, list[str]] | None = None
-        self._conn = connect(dsn, application="scidx query")
+        self._settings: dict[str, str] = {}
+        self._conn = self._connect()
         try:
             meta = read_meta(self._conn, self.names)
-            self._conn.rollback()
             if meta is None:
                 raise InputError(
-                    f"PostgreSQL table {self.names.qualified} (with its _terms and _meta tables) "
-                    "does not exist; write it with `toolup-rag export INDEX --postgres DSN "
-                    f"--table {table}`"
+                    f"PostgreSQL table {self.names.qualified} (with its _postings, _terms and "
+                    "_meta tables) does not exist; write it with `toolup-rag export INDEX "
+                    f"--postgres DSN --table {table}`"
                 )
-            from pgvector.psycopg import register_vector
-
-            register_vector(self._conn)
-            self._conn.rollback()
         except psycopg.Error as exc:
             self._conn.close()
             raise database_error(exc, dsn, "reading the stamp table") from None
@@ -168,14 +162,15 @@ class PostgresRetriever:
             )
         self.stamp: dict[str, Any] = dict(stamp)
         self.dimensions = int(vector.get("dimensions") or 0)
-        bm = meta.get("bm25") or {}
+        self.encoding = str(vector.get("encoding") or "float32")
+        self._statements = Statements(
+            self.names.schema, self.names.table, self.encoding, 64 * -(-self.dimensions // 64)
+        )
         # The index's hybrid fusion settings (per provider; meta.fusion), as the file uses them.
         fusion = {**DEFAULT_FUSION, **(meta.get("fusion") or {})}
         self._alpha = float(fusion["alpha"])
         self._prf_docs = int(fusion["prfDocs"])
         self._prf_beta = float(fusion["prfBeta"])
-        self._k1 = float(bm.get("k1", 1.2))
-        self._b = float(bm.get("b", 0.75))
         # The file's query embedder, chosen from the stamp by the same code.
         self._encoder = QueryEncoder(
             f"PostgreSQL table {self.names.qualified}",
@@ -208,80 +203,20 @@ class PostgresRetriever:
         table = {"": self.names.table, "terms": self.names.terms, "meta": self.names.meta}[which]
         return sql.Identifier(self.names.schema, table)
 
-    def _keyword_terms(self, conn: psycopg.Connection[Any], terms: Sequence[str]) -> _Keyword:
-        """Look up the query terms and the corpus statistics in this snapshot."""
-        from psycopg import sql
+    def _connect(self) -> psycopg.Connection[Any]:
+        """A connection in autocommit mode (each retrieval is one statement, one snapshot)."""
+        import psycopg
+        from pgvector.psycopg import register_vector
 
-        hashes = [int(np.uint64(term_hash(t)).view(np.int64)) for t in terms]
-        row = conn.execute(
-            sql.SQL(
-                "SELECT (SELECT value::text FROM {} WHERE key = 'stats'), "
-                "array_agg(term_hash), array_agg(term_id), array_agg(df) "
-                "FROM {} WHERE term_hash = ANY(%s)"
-            ).format(self._t("meta"), self._t("terms")),
-            (hashes,),
-        ).fetchone()
-        if row is None or row[0] is None:
-            raise CorruptIndexError(
-                f"PostgreSQL table {self.names.qualified}: the stamp table has no statistics; "
-                "export the index again"
-            )
-        stats = json.loads(row[0])
-        n = int(stats["chunks"])
-        by_hash: dict[int, tuple[int, int]] = {}
-        if row[1] is not None:
-            for h, tid, d in zip(row[1], row[2], row[3], strict=True):
-                by_hash[int(h)] = (int(tid), int(d))
-        ids: list[int] = []
-        dfs: list[int] = []
-        for h in hashes:  # query-term order, as the file sums
-            found = by_hash.get(h)
-            if found is not None and found[1] > 0 and found[0] not in ids:
-                ids.append(found[0])
-                dfs.append(found[1])
-        df = np.asarray(dfs, dtype=np.float64)
-        idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        return _Keyword(ids, idf.tolist(), self._k1, self._b, float(stats["avgdl"]))
-
-    def _keyword_sql(self, kw: _Keyword, where: Any, params: dict[str, Any]) -> Any:
-        """``SELECT id, score`` over the keyword candidates matching ``where``."""
-        from pgvector import SparseVector
-        from psycopg import sql
-
-        params.update(
-            {
-                "kw_ids": kw.ids,
-                "kw_k1": kw.k1,
-                "kw_omb": 1.0 - kw.b,
-                "kw_b": kw.b,
-                "kw_avgdl": kw.avgdl,
-                "kw_k1p1": kw.k1 + 1.0,
-            }
-        )
-        cols = []
-        impacts = []
-        for j, (tid, w) in enumerate(zip(kw.ids, kw.idf, strict=True)):
-            params[f"kw_q{j}"] = SparseVector({tid - 1: 1.0}, TERM_DIMENSIONS)
-            params[f"kw_w{j}"] = w
-            cols.append(sql.SQL(f"-(tf <#> %(kw_q{j})s) AS f{j}"))
-            impacts.append(
-                sql.SQL(
-                    f"CASE WHEN f{j} > 0 THEN ((%(kw_w{j})s * f{j} * %(kw_k1p1)s) / (f{j} + nrm))"
-                    "::real::float8 ELSE 0 END"
-                )
-            )
-        # OFFSET 0 keeps the planner from inlining the subquery, which would compute each
-        # inner product once per use instead of once per row.
-        return sql.SQL(
-            "SELECT id, ({sum})::real AS score FROM (SELECT id, "
-            "%(kw_k1)s * (%(kw_omb)s + %(kw_b)s * doc_len::float8 / %(kw_avgdl)s) AS nrm, {cols} "
-            "FROM {t} WHERE terms && %(kw_ids)s::int4[] AND {where} OFFSET 0) AS kx"
-        ).format(
-            sum=sql.SQL(" + ").join(impacts),
-            cols=sql.SQL(", ").join(cols),
-            t=self._t(),
-            where=where,
-        )
+        conn = connect(self._dsn, application="scidx query")
+        try:
+            conn.autocommit = True
+            register_vector(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise database_error(exc, self._dsn, "connecting") from None
+        self._settings = {}
+        return conn
 
     def _source_list(self, conn: psycopg.Connection[Any]) -> list[str]:
         # Globs use fnmatch's rules exactly, so they are matched here against the distinct
@@ -449,19 +384,71 @@ class PostgresRetriever:
         *,
         full: bool = True,
     ) -> list[tuple[Any, ...]]:
+        """Run the request's one statement; reconnect and retry once if the connection broke."""
         import psycopg
 
         with self._lock:
-            conn = self._conn
-            try:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            for attempt in (1, 2):
                 try:
-                    rows = self._select(conn, request, mode, terms, qvec, alpha, full)
-                finally:
-                    conn.rollback()
-            except psycopg.Error as exc:
-                raise database_error(exc, self._dsn, "the query") from None
-        return rows
+                    if self._conn.closed:
+                        self._conn = self._connect()
+                    return self._select(self._conn, request, mode, terms, qvec, alpha, full)
+                except psycopg.errors.QueryCanceled:
+                    raise self._timed_out() from None
+                except psycopg.OperationalError as exc:
+                    broken = self._conn.closed or self._conn.broken
+                    self._conn.close()
+                    if getattr(self, "_fired", False):
+                        self._fired = False
+                        raise self._timed_out() from None
+                    if not broken or attempt == 2:
+                        raise database_error(exc, self._dsn, "the query") from None
+                except psycopg.Error as exc:
+                    raise database_error(exc, self._dsn, "the query") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _timed_out(self) -> DatabaseError:
+        return DatabaseError(
+            f"PostgreSQL {describe_dsn(self._dsn)}: the query did not finish within the "
+            f"{self.timeout:g} s timeout; raise it (PostgresRetriever(timeout=...), "
+            "SCIDX_PG_TIMEOUT for the CLI) or check the server's load"
+        )
+
+    def _set(self, conn: psycopg.Connection[Any], name: str, value: str) -> None:
+        """Set a session setting, once per connection and value (no round trip otherwise)."""
+        if self._settings.get(name) != value:
+            conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+            self._settings[name] = value
+
+    def _execute(
+        self, conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]
+    ) -> list[tuple[Any, ...]]:
+        """Execute under the time limit: the server's, and the client's a second later."""
+        from psycopg import sql
+
+        if self.timeout is None:
+            self._set(conn, "statement_timeout", "0")
+            return conn.execute(sql.SQL(statement), params, binary=True).fetchall()
+        self._set(conn, "statement_timeout", str(max(1, round(self.timeout * 1000))))
+        timer = threading.Timer(self.timeout + 1.0, self._abandon, (conn,))
+        timer.daemon = True
+        timer.start()
+        try:
+            return conn.execute(sql.SQL(statement), params, binary=True).fetchall()
+        finally:
+            timer.cancel()
+
+    def _abandon(self, conn: psycopg.Connection[Any]) -> None:
+        """Unblock a statement the server never answers: shut the connection's socket down."""
+        import socket
+
+        self._fired = True
+        try:
+            fd = conn.pgconn.socket
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _select(
         self,
@@ -473,138 +460,38 @@ class PostgresRetriever:
         alpha: float,
         full: bool,
     ) -> list[tuple[Any, ...]]:
-        from psycopg import sql
-
         k = int(request.k)
-        params: dict[str, Any] = {"k": k}
-        where = self._filters(conn, request, params)
-        kw = self._keyword_terms(conn, terms) if terms else None
-        if kw is not None and not kw.ids:
-            kw = None
-        if self.exact:
-            conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-        else:
-            ef = str(max(self.ef_search, k + 8))
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (ef,))
-            if where.as_string(conn) != "TRUE":
-                # pgvector >= 0.8: keep scanning the graph until enough rows pass the filters.
-                conn.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
-        cols = sql.SQL(
-            ", c.source, c.anchor, c.heading_path, c.title, c.text, c.url" if full else ""
-        )
+        hashes = [int(np.uint64(term_hash(t)).view(np.int64)) for t in terms]
+        params: dict[str, Any] = {"k": k, "hashes": hashes, "alpha": alpha}
+        where = self._filters(conn, request, params).as_string(conn)
+        ef = max(self.ef_search, k + 8)
+        self._set(conn, "enable_indexscan", "off" if self.exact else "on")
+        # pgvector >= 0.8: keep scanning the graph until enough rows pass the filters.
+        self._set(conn, "hnsw.iterative_scan", "strict_order" if where != "TRUE" else "off")
+        cols = ", c.source, c.anchor, c.heading_path, c.title, c.text, c.url" if full else ""
+        st = self._statements
         if mode == "keyword" or (mode == "hybrid" and qvec is None):
-            if kw is None:
+            if not hashes:
                 return []
-            inner = self._keyword_sql(kw, where, params)
-            if mode == "keyword":
-                score = sql.SQL("kw.score")
-            else:
-                kw_max = self._keyword_max(conn, kw)
-                if not kw_max > 0:
-                    return []
-                params["oma"], params["kw_max"] = 1.0 - alpha, kw_max
-                score = sql.SQL("(%(oma)s * kw.score::float8 / %(kw_max)s)::real")
-            stmt = sql.SQL(
-                "SELECT c.id, best.score{cols} FROM (SELECT id, {score} AS score FROM ({inner}) "
-                "AS kw ORDER BY 2 DESC, id LIMIT %(k)s) AS best JOIN {t} AS c USING (id) "
-                "ORDER BY best.score DESC, c.id"
-            ).format(score=score, cols=cols, inner=inner, t=self._t())
-            return [self._fix(r) for r in conn.execute(stmt, params, binary=True)]
-        if qvec is None:
+            self._set(conn, "hnsw.ef_search", str(ef))
+            statement = st.keyword(where, cols, fused=mode == "hybrid")
+        elif qvec is None:
             return []
-        if mode == "vector":
-            params["q"] = qvec
-            params["lim"] = k + 8  # room for ties at the cut, ordered by id below
-            stmt = sql.SQL(
-                "SELECT c.id, (-(c.embedding <#> %(q)s))::real AS score{cols} FROM ("
-                "SELECT id, embedding FROM {t} WHERE {where} ORDER BY embedding <=> %(q)s "
-                "LIMIT %(lim)s) AS v JOIN {t} AS c USING (id)"
-            ).format(cols=cols, t=self._t(), where=where)
-            rows = [self._fix(r) for r in conn.execute(stmt, params, binary=True)]
-            rows.sort(key=lambda r: (-r[1], r[0]))
-            return rows[:k]
-        # hybrid. Statement 1 scores every keyword match once (unfiltered: the file normalises
-        # by the best score of all chunks and takes its feedback from the best hits of all);
-        # the feedback vector is computed here exactly as the file does; statement 2 fuses.
-        kw_ids: list[str] = []
-        kw_scores: list[float] = []
-        q = qvec
-        if kw is not None:
-            for cid, score in conn.execute(
-                self._keyword_sql(kw, sql.SQL("TRUE"), params), params, binary=True
-            ):
-                kw_ids.append(str(cid))
-                kw_scores.append(float(np.float32(score)))
-        kw_max = max(kw_scores, default=0.0)
-        if kw_ids:
-            best = sorted(range(len(kw_ids)), key=lambda i: (-kw_scores[i], kw_ids[i]))[
-                : self._prf_docs
-            ]
-            top_ids = [kw_ids[i] for i in best]
-            found = dict(
-                conn.execute(
-                    sql.SQL("SELECT id, embedding FROM {} WHERE id = ANY(%s::text[])").format(
-                        self._t()
-                    ),
-                    (top_ids,),
-                    binary=True,
-                ).fetchall()
-            )
-            q = _expand(
-                qvec, [kw_scores[i] for i in best], [found[i] for i in top_ids], self._prf_beta
-            )
-        params.update(
-            {
-                "q": q,
-                "alpha": alpha,
-                "oma": 1.0 - alpha,
-                "kw_max": kw_max,
-                "kw_id": kw_ids,
-                "kw_score": kw_scores,
-            }
-        )
-        filtered = where.as_string(conn) != "TRUE"
-        kw_cand = (
-            sql.SQL("SELECT kw.id FROM kw JOIN {t} AS c USING (id) WHERE {where}").format(
-                t=self._t(), where=where
-            )
-            if filtered
-            else sql.SQL("SELECT id FROM kw")
-        )
-        stmt = sql.SQL(
-            "WITH kw AS MATERIALIZED ("
-            "SELECT * FROM unnest(%(kw_id)s::text[], %(kw_score)s::real[]) AS u(id, score)), "
-            "vmax AS (SELECT greatest(-(embedding <#> %(q)s), 0) AS v FROM {t} "
-            "ORDER BY embedding <=> %(q)s LIMIT 1), "
-            "near AS (SELECT id FROM {t} WHERE {where} ORDER BY embedding <=> %(q)s LIMIT %(k)s), "
-            "cand AS ({kw_cand} UNION SELECT id FROM near), "
-            # Materialised steps: each inner product and each fused score computed once.
-            # LATERAL: one primary-key lookup per candidate, never a scan of the whole table.
-            "scored AS MATERIALIZED (SELECT cand.id, greatest(-(c.embedding <#> %(q)s), 0) "
-            "AS cos, kw.score AS kws FROM cand CROSS JOIN LATERAL (SELECT embedding FROM {t} "
-            "WHERE {t}.id = cand.id) AS c LEFT JOIN kw USING (id)), "
-            "fused AS MATERIALIZED (SELECT id, (CASE WHEN vmax.v > 0 THEN cos * (%(alpha)s / "
-            "vmax.v) ELSE 0 END + coalesce(%(oma)s * kws::float8 / nullif(%(kw_max)s, 0), 0)"
-            ")::real AS score FROM scored CROSS JOIN vmax), "
-            "best AS (SELECT id, score FROM fused WHERE score > 0 ORDER BY score DESC, id "
-            "LIMIT %(k)s) "
-            "SELECT c.id, best.score{cols} FROM best JOIN {t} AS c USING (id) "
-            "ORDER BY best.score DESC, c.id"
-        ).format(t=self._t(), where=where, kw_cand=kw_cand, cols=cols)
-        return [self._fix(r) for r in conn.execute(stmt, params, binary=True)]
-
-    def _keyword_max(self, conn: psycopg.Connection[Any], kw: _Keyword) -> float:
-        from psycopg import sql
-
-        params: dict[str, Any] = {}
-        row = conn.execute(
-            sql.SQL("SELECT max(score) FROM ({}) AS kw").format(
-                self._keyword_sql(kw, sql.SQL("TRUE"), params)
-            ),
-            params,
-            binary=True,
-        ).fetchone()
-        return float(np.float32(row[0])) if row and row[0] is not None else 0.0
+        elif mode == "vector":
+            params.update({"q": qvec, "lim": k + 8})
+            if self.encoding == "binary":
+                params["pool"] = max(1000, k)  # the file's rescoring pool (DEFAULT_RESCORE)
+                params["qbits"] = _bit_string(qvec)
+                ef = min(1000, max(ef, params["pool"]))
+                if where == "TRUE":
+                    self._set(conn, "hnsw.iterative_scan", "relaxed_order")
+            self._set(conn, "hnsw.ef_search", str(ef))
+            statement = st.vector(where, cols)
+        else:
+            self._set(conn, "hnsw.ef_search", str(ef))
+            params.update({"q": qvec, "prf": self._prf_docs, "beta": self._prf_beta})
+            statement = st.hybrid(where, cols)
+        return [self._fix(r) for r in self._execute(conn, statement, params)]
 
     @staticmethod
     def _fix(row: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -616,22 +503,8 @@ class PostgresRetriever:
         return tuple(out)
 
 
-def _expand(qvec: _Vec, scores: list[float], vectors: list[Any], beta: float) -> _Vec:
-    """Rocchio feedback as in the file: q + beta * BM25-weighted mean of the top hits' vectors."""
-    weights = np.asarray(scores, dtype=np.float32).astype(np.float64)
-    total = float(weights.sum())
-    if not weights.shape[0] or not total > 0:
-        return qvec
-    mat = np.asarray([_floats(v) for v in vectors], dtype=np.float32)
-    centroid = weights @ mat.astype(np.float64) / total
-    expanded = qvec.astype(np.float64) + beta * centroid
-    norm = float(np.linalg.norm(expanded))
-    if not norm > 0:
-        return qvec
-    return (expanded / norm).astype(np.float32)
+def _bit_string(qvec: _Vec) -> str:
+    """A binary index's query sign bits (:func:`scidx.index.vectors.query_bits`) as bit text."""
+    from scidx.index.vectors import query_bits
 
-
-def _floats(value: Any) -> npt.NDArray[np.float32]:
-    """A ``vector`` value as loaded by pgvector (a ``Vector`` in binary mode) as float32."""
-    to_numpy = getattr(value, "to_numpy", None)
-    return np.asarray(to_numpy() if to_numpy is not None else value, dtype=np.float32)
+    return "".join(f"{byte:08b}" for byte in query_bits(qvec).tolist())
