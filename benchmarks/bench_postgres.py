@@ -50,7 +50,13 @@ def read_scifact(shared: Path) -> tuple[list[dict[str, str]], list[str]]:
         q = line.split("\t")[0]
         if q not in qids:
             qids.append(q)
+        QRELS.setdefault(q, {})[line.split("\t")[1]] = int(line.split("\t")[2])
+    QIDS.extend(qids)
     return corpus, [texts[q] for q in qids]
+
+
+QRELS: dict[str, dict[str, int]] = {}
+QIDS: list[str] = []
 
 
 def records(corpus: list[dict[str, str]], copies: int) -> list[dict[str, str]]:
@@ -88,7 +94,7 @@ def latencies(fn: Any, queries: list[str]) -> tuple[float, float, list[Any]]:
 
 def bench_size(
     server: PgServer, name: str, copies: int, corpus: list[dict[str, str]], queries: list[str],
-    dims: int,
+    dims: int, incremental: bool, qrels: dict[str, dict[str, int]] | None,
 ) -> dict[str, Any]:  # fmt: skip
     import os
 
@@ -103,23 +109,28 @@ def bench_size(
     again = export_index(idx, server.dsn, table=table)
     row["export_again_s"] = round(again.seconds, 3)
     row["export_again_rows_written"] = again.rows_written
-    edited = [dict(r) for r in recs]
-    step = 100
-    for r in edited[::step]:
-        r["text"] = r["text"] + " (edited)"
-    idx2, _, _ = pack(edited, dims)
-    inc = export_index(idx2, server.dsn, table=table)
-    row["export_incremental_s"] = round(inc.seconds, 2)
-    row["export_incremental_rows_written"] = inc.rows_written
-    export_index(idx, server.dsn, table=table)  # back to the measured index
+    if incremental:
+        edited = [dict(r) for r in recs]
+        step = 100
+        for r in edited[::step]:
+            r["text"] = r["text"] + " (edited)"
+        idx2, _, _ = pack(edited, dims)
+        inc = export_index(idx2, server.dsn, table=table)
+        row["export_incremental_s"] = round(inc.seconds, 2)
+        row["export_incremental_rows_written"] = inc.rows_written
+        idx2.close()
+        export_index(idx, server.dsn, table=table)  # back to the measured index
     import psycopg
+
+    reference_setup(server.dsn, table, row)
 
     with psycopg.connect(server.dsn) as conn:
         for label, rel in (
             ("table_mb", table),
             ("hnsw_mb", f"{table}_embedding_hnsw"),
-            ("gin_mb", f"{table}_terms_gin"),
+            ("postings_mb", f"{table}_postings"),
             ("terms_table_mb", f"{table}_terms"),
+            ("reference_tsvector_gin_mb", f"{table}_tsv_gin"),
         ):
             size = conn.execute("SELECT pg_total_relation_size(%s::regclass)", (rel,)).fetchone()
             row[label] = round((size[0] if size else 0) / 2**20, 1)
@@ -146,6 +157,7 @@ def bench_size(
             ("pg_vector_exact", pg_rank(pg_exact, "vector")),
             ("pg_hybrid_hnsw", pg_rank(pg, "hybrid")),
             ("pg_hybrid_exact", pg_rank(pg_exact, "hybrid")),
+            ("reference_hybrid", reference_rank(server.dsn, table, pg)),
         ):
             p50, p95, out = latencies(fn, queries)
             row[f"{label}_p50_ms"] = round(p50, 2)
@@ -163,27 +175,96 @@ def bench_size(
     for a, b in zip(results["pg_vector_exact"], results["file_vector"], strict=True):
         exact_vs_file.append(len({x for x, _ in a} & {x for x, _ in b}) / max(len(b), 1))
     row["exact_vector_overlap_with_file@10"] = round(statistics.mean(exact_vs_file), 4)
+    if copies == 1:
+        for ef in (40, 100, 200):
+            with PostgresRetriever(server.dsn, table=table, ef_search=ef) as r:
+                got = [r.rank(q, k=10, mode="vector") for q in queries]
+            rec = [
+                len({a for a, _ in g} & {b for b, _ in e}) / max(len(e), 1)
+                for g, e in zip(got, results["pg_vector_exact"], strict=True)
+            ]
+            row[f"hnsw_recall@10_ef{ef}"] = round(statistics.mean(rec), 4)
+    if qrels is not None:
+        from scidx.evaluation.metrics import mean_metrics
+
+        for label in ("file_hybrid", "pg_hybrid_hnsw", "pg_hybrid_exact", "reference_hybrid",
+                      "file_keyword", "pg_keyword"):  # fmt: skip
+            runs = {
+                q: dict(r)
+                for q, r in zip(QIDS[: len(queries)], results[label], strict=True)
+                if q in qrels
+            }
+            got_m = mean_metrics(runs, {q: qrels[q] for q in runs}, ["ndcg@10"])[0]
+            row[f"{label}_ndcg@10"] = round(got_m["ndcg@10"], 4)
     idx.close()
-    idx2.close()
     return row
+
+
+def reference_setup(dsn: str, table: str, row: dict[str, Any]) -> None:
+    """The reference system's keyword leg: a stored tsvector with a GIN index (timed)."""
+    import psycopg
+
+    t0 = time.perf_counter()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS tsv tsvector GENERATED ALWAYS AS "
+            "(to_tsvector('english', title || ' ' || text)) STORED"
+        )
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_tsv_gin ON {table} USING gin (tsv)")
+        conn.execute(f"VACUUM ANALYZE {table}")
+    row["reference_tsvector_setup_s"] = round(time.perf_counter() - t0, 2)
+
+
+#: The reference's hybrid statement: ts_rank over a tsvector match, pgvector cosine,
+#: 0.7 * dense + 0.3 * keyword over the union of both legs' top 50 (as specified there).
+REFERENCE_SQL = """
+WITH q AS (SELECT plainto_tsquery('english', %(text)s) AS tq),
+kw AS (SELECT doc, ts_rank(tsv, q.tq) AS r FROM {t}, q WHERE tsv @@ q.tq
+       ORDER BY r DESC LIMIT 50),
+vec AS (SELECT doc, 1 - (embedding <=> %(v)s::vector) AS s FROM {t}
+        ORDER BY embedding <=> %(v)s::vector LIMIT 50)
+SELECT c.id, (0.7 * coalesce(vec.s, 0) + 0.3 * coalesce(kw.r, 0))::real AS score
+FROM (SELECT doc FROM kw UNION SELECT doc FROM vec) u
+LEFT JOIN kw USING (doc) LEFT JOIN vec USING (doc) JOIN {t} c USING (doc)
+ORDER BY score DESC, c.id LIMIT 10
+"""
+
+
+def reference_rank(dsn: str, table: str, pg: PostgresRetriever) -> Any:
+    import psycopg
+
+    conn = psycopg.connect(dsn, autocommit=True)
+    conn.execute("SET hnsw.ef_search = 100")
+    statement = REFERENCE_SQL.format(t=table)
+
+    def rank(q: str) -> list[tuple[str, float]]:
+        vec = pg.embed(q)
+        v = "[" + ",".join(repr(float(x)) for x in vec) + "]" if vec is not None else None
+        rows = conn.execute(statement, {"text": q, "v": v}).fetchall()
+        return [(str(a), float(b)) for a, b in rows]
+
+    return rank
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
-    ap.add_argument("--sizes", default="5k,100k", help="5k and/or 100k, comma-separated")
+    ap.add_argument("--sizes", default="5k,100k", help="5k, 100k and/or 1m, comma-separated")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dims", type=int, default=256)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     corpus, queries = read_scifact(args.shared)
     queries = queries[: args.queries]
-    copies = {"5k": 1, "100k": 20}
+    copies = {"5k": 1, "100k": 20, "1m": 193}
     server = PgServer().start()
     rows = []
     try:
         for name in args.sizes.split(","):
-            row = bench_size(server, name, copies[name], corpus, queries, args.dims)
+            n = copies[name]
+            row = bench_size(
+                server, name, n, corpus, queries, args.dims, n <= 1, QRELS if n == 1 else None
+            )
             print(json.dumps(row), flush=True)  # noqa: T201
             rows.append(row)
     finally:

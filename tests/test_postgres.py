@@ -602,8 +602,9 @@ def test_corrupt_keyword_arrays_are_refused_before_writing(pg: PgServer) -> None
         assert conn.execute("SELECT to_regclass('t_corrupt')").fetchone() == (None,)
 
 
-def test_the_documented_hybrid_sql_ranks_like_the_retriever(
-    pg: PgServer, small: tuple[Index, PostgresRetriever, PostgresRetriever]
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_the_documented_sql_is_the_retrievers_and_ranks_like_it(
+    pg: PgServer, small: tuple[Index, PostgresRetriever, PostgresRetriever], mode: str
 ) -> None:
     import re
 
@@ -611,18 +612,141 @@ def test_the_documented_hybrid_sql_ranks_like_the_retriever(
 
     _, _, exact = small
     doc = (ROOT / "docs" / "postgres.md").read_text(encoding="utf-8")
-    block = doc.split("<!-- hybrid-sql: start -->")[1].split("<!-- hybrid-sql: end -->")[0]
-    statement = block.split("```sql")[1].split("```")[0].replace("scidx_chunks", "t_small")
+    block = doc.split(f"<!-- {mode}-sql: start -->")[1].split(f"<!-- {mode}-sql: end -->")[0]
+    statement = block.split("```sql")[1].split("```")[0]
     statement = "\n".join(ln for ln in statement.splitlines() if not ln.startswith("--"))
+    assert statement.strip() == exact.sql(mode).replace("public.t_small", "scidx_chunks")
+    statement = statement.replace("scidx_chunks", "t_small")
     # psql variables -> driver parameters (a literal % is doubled for the driver)
     statement = statement.replace("%", "%%")
     statement = re.sub(r":'(\w+)'", r"%(\1)s", statement)
-    statement = re.sub(r":(k|alpha)\b", r"%(\1)s", statement)
+    statement = re.sub(r":(k|alpha|prf|beta)\b", r"%(\1)s", statement)
     with psycopg.connect(pg.dsn) as conn:
         conn.execute("SET enable_indexscan = off")  # exact, like the `exact` retriever
         for q in QUERIES:
-            params = {**exact.sql_parameters(q), "k": 5, "alpha": 0.3}
+            params = {**exact.sql_parameters(q), "k": 5, "alpha": 0.3, "prf": 3, "beta": 2.0}
             rows = conn.execute(sql.SQL(statement), params).fetchall()  # type: ignore[arg-type]
-            want = exact.rank(q, k=5, mode="hybrid")
-            assert [r[0] for r in rows] == [cid for cid, _ in want], q
-            assert [r[4] for r in rows] == pytest.approx([s for _, s in want], rel=1e-4)
+            want = exact.rank(q, k=5, mode=mode)
+            assert [(r[0], r[1]) for r in rows] == want, q
+
+
+# ---------------------------------------------------------------------------------------------
+# Safety (issue 24): only its own tables, long keys, refused rows, reconnects, time limits
+# ---------------------------------------------------------------------------------------------
+
+
+def test_export_never_drops_or_replaces_a_table_it_did_not_write(
+    kelpie: Path, pg: PgServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with psycopg.connect(pg.dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE users (id int PRIMARY KEY, name text)")
+        conn.execute("INSERT INTO users SELECT g, 'u' || g FROM generate_series(1, 1000) g")
+        conn.execute("CREATE TABLE docs_terms (word text)")
+        conn.execute("INSERT INTO docs_terms VALUES ('kept')")
+    code, _, err = run(["export", str(kelpie), "--postgres", pg.dsn, "--table", "users"], capsys)
+    assert code == 1 and "table public.users exists and was not written by" in err, err
+    code, _, err = run(["export", str(kelpie), "--postgres", pg.dsn, "--table", "docs"], capsys)
+    assert code == 1 and "table public.docs_terms exists and was not written by" in err, err
+    code, _, err = run(["export", str(kelpie), "--postgres", pg.dsn, "--table", "guide"], capsys)
+    assert code == 0, err
+    # Derived names of a new export that are another export's tables: refused, naming them.
+    code, _, err = run(
+        ["export", str(kelpie), "--postgres", pg.dsn, "--table", "guide_meta"], capsys
+    )
+    assert code == 1, err
+    assert "table public.guide_meta belongs to the export public.guide (its meta table)" in err
+    with psycopg.connect(pg.dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM users").fetchone() == (1000,)
+        assert conn.execute("SELECT word FROM docs_terms").fetchall() == [("kept",)]
+    code, out, err = run(["export", str(kelpie), "--postgres", pg.dsn, "--table", "guide"], capsys)
+    assert code == 0 and "is up to date" in out, err
+    code, out, err = run(
+        ["query", "--postgres", pg.dsn, "--table", "guide", "default batch size", "--json"], capsys
+    )
+    assert code == 0 and json.loads(out)["matches"], err
+
+
+def test_a_damaged_stamp_table_is_refused_with_instructions_and_repaired_by_exporting(
+    pg: PgServer,
+) -> None:
+    from scidx.errors import CorruptIndexError
+
+    idx = _pack(_records())
+    export_index(idx, pg.dsn, table="t_stamp")
+    with psycopg.connect(pg.dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE t_stamp_meta RENAME COLUMN key TO k")
+    with pytest.raises(CorruptIndexError, match=r"t_stamp_meta .* is damaged; run `toolup-rag"):
+        PostgresRetriever(pg.dsn, table="t_stamp")
+    report = export_index(idx, pg.dsn, table="t_stamp")
+    assert report.full and report.reason == "damaged stamp table"
+    with PostgresRetriever(pg.dsn, table="t_stamp") as r:
+        request = RetrievalRequest("kelpie checksum", k=3, mode="keyword")
+        assert _pg_matches(r, request) == _file_matches(idx, request)
+
+
+def test_ids_and_sources_longer_than_a_btree_entry_export_and_search(pg: PgServer) -> None:
+    import random
+
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    long_id = "".join(rng.choice(letters) for _ in range(3600))  # incompressible
+    deep = "/".join("".join(rng.choice(letters) for _ in range(40)) for _ in range(90)) + ".md"
+    records = _records()
+    records[3]["id"] = long_id
+    records[5]["source"] = deep
+    idx = _pack(records)
+    export_index(idx, pg.dsn, table="t_long")
+    with PostgresRetriever(pg.dsn, table="t_long") as r:
+        got = r.retrieve(RetrievalRequest("access denied credentials", k=1, mode="keyword"))
+        assert got[0].id == long_id
+        got = r.retrieve(RetrievalRequest("kubernetes sidecar", k=1, mode="keyword"))
+        assert got[0].source == deep
+        assert [m.id for m in r.retrieve(RetrievalRequest("pod", k=1, source=deep))] == [got[0].id]
+
+
+def test_a_row_the_database_refuses_is_named_by_chunk_and_source(pg: PgServer) -> None:
+    records = _records()
+    records[2]["metadata"] = {"note": "a\x00b"}  # jsonb cannot hold U+0000
+    idx = _pack(records)
+    if "\x00" not in str(idx.source_metadata()["guide/page02.md"].get("note")):
+        export_index(idx, pg.dsn, table="t_refused")  # a packer that cleans it: nothing to refuse
+        return
+    with pytest.raises(DatabaseError) as info:
+        export_index(idx, pg.dsn, table="t_refused")
+    message = str(info.value)
+    assert "chunk 'doc02' (source 'guide/page02.md') was refused" in message, message
+    assert "`metadata`" in message and "nothing was written" in message
+    with psycopg.connect(pg.dsn) as conn:
+        assert conn.execute("SELECT to_regclass('t_refused')").fetchone() == (None,)
+
+
+def test_the_retriever_reconnects_once_after_its_backend_is_terminated(
+    small: tuple[Index, PostgresRetriever, PostgresRetriever], pg: PgServer
+) -> None:
+    idx, r, _ = small
+    request = RetrievalRequest("kelpie checksum", k=3, mode="hybrid")
+    want = [m.id for m in r.retrieve(request)]
+    for _ in range(2):  # twice: each new connection is retried again after it breaks
+        with psycopg.connect(pg.dsn, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(%s)", (r._conn.info.backend_pid,))
+        assert [m.id for m in r.retrieve(request)] == want
+    assert [m.id for m in r.retrieve(request)] == want
+
+
+def test_a_query_to_a_stopped_backend_times_out_with_exit_8(pg: PgServer) -> None:
+    import os
+
+    export_index(_pack(_records()), pg.dsn, table="t_timeout")
+    with PostgresRetriever(pg.dsn, table="t_timeout", timeout=1.0) as r:
+        request = RetrievalRequest("kelpie checksum", k=3, mode="keyword")
+        want = r.rank("kelpie checksum", k=3, mode="keyword")
+        pid = r._conn.info.backend_pid
+        os.kill(pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        try:
+            with pytest.raises(DatabaseError, match="did not finish within the 1 s timeout") as e:
+                r.retrieve(request)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert e.value.exit_code == 8 and time.monotonic() - t0 < 10
+        assert r.rank("kelpie checksum", k=3, mode="keyword") == want  # a new connection

@@ -8,8 +8,13 @@ pipeline commands (``query``, ``ask``, ``eval``, ``bench``) take ``--postgres DS
 0     exported, or already up to date (nothing written)
 1     invalid arguments (DSN syntax, table name), missing index file or table
 4     the index file is corrupt, or its keyword arrays do not match its text
-8     PostgreSQL unreachable, refused the connection or a statement, no pgvector
+8     PostgreSQL unreachable, refused the connection, a statement or a row (named by
+      chunk id and source), no pgvector, or a query over ``SCIDX_PG_TIMEOUT`` seconds
 ====  =====================================================
+
+Exit 1 also covers a ``--table`` whose tables (``<table>``, ``_postings``, ``_terms``,
+``_meta``) exist but were not written by this export: another export's or an application's
+tables are never dropped or replaced.
 
 The DSN is a libpq connection string or URL; ``--postgres ''`` uses libpq's environment
 (``PGHOST``, ``PGSERVICE``, ``PGPASSWORD``, ``~/.pgpass``...). The password is never printed.
@@ -26,7 +31,7 @@ import typer
 from scidx.cli.app import app
 from scidx.cli.exits import fail, unreadable
 from scidx.cli.output import echo
-from scidx.errors import InputError, ScidxError
+from scidx.errors import ConfigError, InputError, ScidxError
 
 if TYPE_CHECKING:
     from scidx.index.index import Index
@@ -42,15 +47,36 @@ TABLE_OPT = typer.Option("--table", help="The chunks table written by `toolup-ra
 SCHEMA_OPT = typer.Option("--schema", help="The PostgreSQL schema of the tables.")
 
 
+def _timeout() -> float | None:
+    """Seconds per statement from ``SCIDX_PG_TIMEOUT`` (default 30; ``0``: no limit)."""
+    import os
+
+    raw = os.environ.get("SCIDX_PG_TIMEOUT", "").strip()
+    if not raw:
+        return 30.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ConfigError(
+            f"SCIDX_PG_TIMEOUT={raw!r} is not a number of seconds; use e.g. 5, or 0 for no limit"
+        )
+    return value or None
+
+
 def open_retriever(dsn: str, table: str, schema: str = "public") -> PostgresRetriever:
-    """A :class:`~scidx.postgres.retriever.PostgresRetriever`; a clear error without the extra."""
+    """A :class:`~scidx.postgres.retriever.PostgresRetriever`; a clear error without the extra.
+
+    The statement time limit comes from ``SCIDX_PG_TIMEOUT`` (seconds; default 30, 0 = none).
+    """
     try:
         from scidx.postgres.retriever import PostgresRetriever
     except ImportError:
         raise InputError(
             "--postgres needs psycopg and pgvector: pip install 'toolup-rag[postgres]'"
         ) from None
-    return PostgresRetriever(dsn, table=table, schema=schema)
+    return PostgresRetriever(dsn, table=table, schema=schema, timeout=_timeout())
 
 
 def export_and_rank(dsn: str, table: str) -> Any:

@@ -350,9 +350,17 @@ def _vectors_of(index: Index) -> _Vectors:
 
 
 def _copy_rows(
-    conn: psycopg.Connection[Any], target: Any, changes: _Changes, columns: list[Any]
+    conn: psycopg.Connection[Any],
+    target: Any,
+    changes: _Changes,
+    columns: list[Any],
+    freeze: bool = False,
 ) -> None:
-    """Binary ``COPY`` the rows ``changes.write`` into ``target`` (a composed table name)."""
+    """Binary ``COPY`` the rows ``changes.write`` into ``target`` (a composed table name).
+
+    ``freeze``: the table was created in this transaction: rows are written frozen and their
+    pages all-visible, so index-only scans need no heap visits and no ``VACUUM``.
+    """
     from psycopg import sql
     from psycopg.types.json import Jsonb
 
@@ -360,7 +368,8 @@ def _copy_rows(
     vec = changes.vectors
     doc_len = changes.fp.doc_len
     cols = sql.SQL(", ").join(sql.Identifier(name) for name, _, _ in columns)
-    stmt = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, cols)
+    options = sql.SQL(", FREEZE" if freeze else "")
+    stmt = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(target, cols, options)
 
     def raw(text: str) -> str:
         return text
@@ -436,13 +445,20 @@ _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 _COPY_BLOCK = 1 << 18  # postings per write: a 10 MB buffer
 
 
-def _copy_postings(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -> int:
-    """Binary ``COPY`` of the written rows' postings, built by numpy without a Python row loop."""
+def _copy_postings(
+    conn: psycopg.Connection[Any], target: Any, changes: _Changes, freeze: bool = False
+) -> int:
+    """Binary ``COPY`` of the written rows' postings, built by numpy without a Python row loop.
+
+    ``freeze`` as for :func:`_copy_rows`.
+    """
     from psycopg import sql
 
     p = changes.postings
     total = int(p.term.shape[0])
-    stmt = sql.SQL("COPY {} (term_id, doc, tf, dl) FROM STDIN (FORMAT BINARY)").format(target)
+    stmt = sql.SQL("COPY {} (term_id, doc, tf, dl) FROM STDIN (FORMAT BINARY{})").format(
+        target, sql.SQL(", FREEZE" if freeze else "")
+    )
     with conn.cursor() as cur, cur.copy(stmt) as copy:
         copy.write(_COPY_HEADER)
         for start in range(0, total, _COPY_BLOCK):
@@ -578,7 +594,7 @@ def export_index(
             if incremental:
                 doing = "reading the existing rows"
                 known, current = _read_existing(conn, names)
-            term_ids = _assign_term_ids(file_terms, {h: t for h, (t, _, _) in known.items()})
+            term_ids = _assign_term_ids(file_terms, {h: t for h, (t, *_) in known.items()})
             write, removed = _plan_writes(rows, current, incremental, report)
             docs = _assign_docs(rows, current)
             stage("tokenize")
@@ -662,7 +678,7 @@ class _Stages:
 def _read_existing(
     conn: psycopg.Connection[Any], names: TableNames
 ) -> tuple[dict[int, tuple[int, int, float]], dict[str, tuple[int, int]]]:
-    """The exported terms (hash -> (term id, df, idf)) and chunks (id -> (doc, row hash))."""
+    """The exported terms (hash -> (id, df, idf)) and chunks (id -> (doc, row hash))."""
     from psycopg import sql
 
     known: dict[int, tuple[int, int, float]] = {}
@@ -776,8 +792,8 @@ def _write_full(
     for suffix, role in ROLES:
         _mark(conn, s, load + suffix, names.table, role)
     stage("copy")
-    _copy_rows(conn, _ident(s, load), changes, chunk_columns(encoding))
-    _copy_postings(conn, _ident(s, f"{load}_postings"), changes)
+    _copy_rows(conn, _ident(s, load), changes, chunk_columns(encoding), freeze=True)
+    _copy_postings(conn, _ident(s, f"{load}_postings"), changes, freeze=True)
     _copy_terms(conn, _ident(s, f"{load}_terms"), changes)
     stage("index")
     _build_indexes(conn, s, load, dims, encoding)
@@ -860,6 +876,21 @@ def _idf(fp: FilePostings) -> npt.NDArray[np.float64]:
     return np.asarray(np.log1p((fp.n - df + 0.5) / (df + 0.5)), dtype=np.float64)
 
 
+def _term_rows(
+    fp: FilePostings, term_ids: npt.NDArray[np.int64]
+) -> list[tuple[int, int, int, float]]:
+    """(term hash, term id, df, idf) per term of the file."""
+    return list(
+        zip(
+            fp.term_hash.view(np.int64).tolist(),
+            term_ids.tolist(),
+            fp.df.tolist(),
+            _idf(fp).tolist(),
+            strict=True,
+        )
+    )
+
+
 def _copy_terms(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -> None:
     from psycopg import sql
 
@@ -873,14 +904,8 @@ def _copy_terms(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -
         ) as copy,
     ):
         copy.set_types(["int8", "int4", "int4", "float8"])
-        for h, t, d, w in zip(
-            fp.term_hash.view(np.int64).tolist(),
-            changes.term_ids.tolist(),
-            fp.df.tolist(),
-            _idf(fp).tolist(),
-            strict=True,
-        ):
-            copy.write_row((h, t, d, w))
+        for row in _term_rows(fp, changes.term_ids):
+            copy.write_row(row)
 
 
 def _write_incremental(
@@ -916,13 +941,7 @@ def _write_terms_incremental(
     from psycopg import sql
 
     target = _ident(names.schema, names.terms)
-    changed = [
-        (h, t, d, w)
-        for h, t, d, w in zip(
-            file_terms.tolist(), term_ids.tolist(), fp.df.tolist(), _idf(fp).tolist(), strict=True
-        )
-        if known.get(h) != (t, d, w)
-    ]
+    changed = [row for row in _term_rows(fp, term_ids) if known.get(row[0]) != row[1:]]
     in_file = set(file_terms.tolist())
     gone = [h for h in known if h not in in_file]
     if gone:

@@ -73,19 +73,25 @@ class Statements:
             return "c.embedding <=> (SELECT v FROM qv)"
         return "c.embedding <=> (SELECT v::halfvec FROM qv)"
 
+    def _scores(self, name: str, docs: str) -> str:
+        """CTE ``name`` (doc, score): the full BM25 score of each chunk in ``docs`` (a query)."""
+        return (
+            # The file's impact: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)).
+            f"{name} AS MATERIALIZED (SELECT p.doc, sum(((qt.idf * p.tf * (st.k1 + 1)) / (p.tf "
+            "+ st.k1 * ((1 - st.b) + st.b * p.dl::float8 / st.avgdl)))::real::float8)::real "
+            f"AS score FROM qt JOIN {self._t('_postings')} p USING (term_id) CROSS JOIN stats st "
+            + (f"WHERE p.doc IN ({docs}) " if docs else "")
+            + "GROUP BY p.doc)"
+        )
+
     def keyword_cte(self) -> str:
         """``stats``, ``qt`` (query terms, idf) and ``s`` (doc, score): every keyword score."""
         return (
             "stats AS (SELECT (s.value->>'avgdl')::float8 AS avgdl, (p.value->>'k1')::float8 AS "
             f"k1, (p.value->>'b')::float8 AS b FROM {self._t('_meta')} s, {self._t('_meta')} p "
             "WHERE s.key = 'stats' AND p.key = 'bm25'), "
-            f"qt AS (SELECT term_id, idf FROM {self._t('_terms')} "
-            "WHERE term_hash = ANY(%(hashes)s::int8[]) AND df > 0), "
-            # The file's impact: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)).
-            "s AS MATERIALIZED (SELECT p.doc, sum(((qt.idf * p.tf * (st.k1 + 1)) / (p.tf + st.k1 "
-            "* ((1 - st.b) + st.b * p.dl::float8 / st.avgdl)))::real::float8)::real AS score "
-            f"FROM qt JOIN {self._t('_postings')} p USING (term_id) CROSS JOIN stats st "
-            "GROUP BY p.doc)"
+            f"qt AS MATERIALIZED (SELECT term_id, idf FROM {self._t('_terms')} "
+            "WHERE term_hash = ANY(%(hashes)s::int8[]) AND df > 0), " + self._scores("s", "")
         )
 
     def keyword(self, where: str, cols: str, fused: bool = False) -> str:
@@ -107,7 +113,8 @@ class Statements:
                 f"WHERE {where})"
             )
         return (
-            f"WITH {self.keyword_cte()}, {best} SELECT c.id, {score} AS score{cols} "
+            f"WITH {self.keyword_cte()}, {best} "
+            f"SELECT c.id, {score} AS score{cols} "
             f"FROM best b JOIN {self._t()} c USING (doc) WHERE b.score > 0 "
             "ORDER BY b.score DESC, c.id LIMIT %(k)s"
         )
@@ -136,12 +143,6 @@ class Statements:
         t = self._t()
         decoded = "u.x::float8" if self.encoding == "float32" else "(u.x * fb.scale)::float8"
         scale = "" if self.encoding == "float32" else ", c.scale"
-        kwf = (
-            "kwf AS (SELECT doc, score FROM s)"
-            if where == "TRUE"
-            else f"kwf AS MATERIALIZED (SELECT s.doc, s.score FROM s JOIN {t} c USING (doc) "
-            f"WHERE {where})"
-        )
         fused = (
             f"(CASE WHEN vmax.v > 0 THEN greatest({self.cos}, 0)::float8 "
             "* (%(alpha)s::float8 / vmax.v) "
@@ -149,6 +150,12 @@ class Statements:
             "nullif(kwmax.m, 0), 0))::real"
         )
         tail = "CROSS JOIN qv CROSS JOIN vmax CROSS JOIN kwmax LEFT JOIN s USING (doc)"
+        kwf = (
+            "kwf AS (SELECT doc, score FROM s), "
+            if where == "TRUE"
+            else f"kwf AS MATERIALIZED (SELECT s.doc, s.score FROM s JOIN {t} c USING (doc) "
+            f"WHERE {where}), "
+        )
         return (
             f"WITH {self.keyword_cte()}, "
             "kwmax AS (SELECT max(score)::float8 AS m FROM s), "
@@ -174,7 +181,7 @@ class Statements:
             f"vmax AS (SELECT greatest({self.cos}, 0)::float8 AS v FROM {t} c CROSS JOIN qv "
             f"ORDER BY {self.ann} LIMIT 1), "
             f"near AS (SELECT c.doc FROM {t} c WHERE {where} ORDER BY {self.ann} LIMIT %(k)s), "
-            f"{kwf}, "
+            f"{kwf}"
             "seed AS (SELECT doc FROM kwf ORDER BY score DESC LIMIT %(k)s), "
             "pool AS (SELECT doc FROM seed UNION SELECT doc FROM near), "
             f"scored AS MATERIALIZED (SELECT p.doc, {fused} AS score FROM pool p "
@@ -188,7 +195,8 @@ class Statements:
             "WHERE (1 - %(alpha)s::float8) * kwf.score::float8 / nullif(kwmax.m, 0) + "
             "CASE WHEN vmax.v > 0 THEN %(alpha)s::float8 ELSE 0 END >= lb.v - 1e-6 "
             "AND kwf.doc NOT IN (SELECT doc FROM pool)), "
-            f"extra AS (SELECT m.doc, {fused} AS score FROM more m JOIN {t} c USING (doc) {tail}), "
+            f"extra AS (SELECT m.doc, {fused} AS score FROM more m JOIN {t} c USING (doc) "
+            f"{tail}), "
             "fused AS (SELECT * FROM scored UNION ALL SELECT * FROM extra) "
             f"SELECT c.id, f.score{cols} FROM fused f JOIN {t} c USING (doc) WHERE f.score > 0 "
             "ORDER BY f.score DESC, c.id LIMIT %(k)s"

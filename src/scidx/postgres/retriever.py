@@ -211,6 +211,10 @@ class PostgresRetriever:
         conn = connect(self._dsn, application="scidx query")
         try:
             conn.autocommit = True
+            # Planned with each query's own terms: psycopg's automatic server-side prepare
+            # switches to a generic plan that cannot see how many postings the terms have
+            # (5-6x slower on SciFact).
+            conn.prepare_threshold = None
             register_vector(conn)
         except psycopg.Error as exc:
             conn.close()
@@ -345,10 +349,10 @@ class PostgresRetriever:
         return [(r[0], r[1]) for r in self._run(request, mode, terms, qvec, alpha, full=False)]
 
     def sql_parameters(self, query: str) -> dict[str, Any]:
-        """The inputs of the hand-written SQL in ``docs/postgres.md`` for ``query``.
+        """The inputs of :meth:`sql`'s statement for ``query`` (psql variables of the same names).
 
         Returns:
-            ``{"hashes": "{...}", "qvec": "[...]"}``: the distinct query terms' hashes as an
+            ``{"hashes": "{...}", "q": "[...]"}``: the distinct query terms' hashes as an
             ``int8[]`` literal and the normalised query embedding as a ``vector`` literal
             (``None`` when the query has no vector evidence).
         """
@@ -356,8 +360,30 @@ class PostgresRetriever:
         vec = self.embed(query) if query.strip() else None
         return {
             "hashes": "{" + ",".join(map(str, hashes)) + "}",
-            "qvec": None if vec is None else "[" + ",".join(repr(float(x)) for x in vec) + "]",
+            "q": None if vec is None else "[" + ",".join(repr(float(x)) for x in vec) + "]",
         }
+
+    def sql(self, mode: str = "hybrid") -> str:
+        """The statement this retriever runs for ``mode`` (no filters), to paste into psql.
+
+        Its inputs are psql variables: ``:'hashes'`` and ``:'q'`` (:meth:`sql_parameters`),
+        ``:k``, and for hybrid ``:alpha``, ``:prf`` and ``:beta`` (the index's fusion: see
+        ``meta``'s ``fusion`` row). One common table expression per line.
+        """
+        import re
+
+        st = self._statements
+        if mode == "keyword":
+            text = st.keyword("TRUE", ", c.source, c.anchor, c.title")
+        elif mode == "hybrid":
+            text = st.hybrid("TRUE", ", c.source, c.anchor, c.title")
+        else:
+            raise QueryError(f"sql() covers the keyword and hybrid modes, not {mode!r}")
+        text = text.replace("%(hashes)s", ":'hashes'").replace("%(q)s", ":'q'")
+        for name in ("k", "alpha", "prf", "beta"):
+            text = text.replace(f"%({name})s", f":{name}")
+        text = re.sub(r"\), (\w+) AS ", lambda m: "),\n" + m.group(1) + " AS ", text)
+        return text.replace(") SELECT c.id", ")\nSELECT c.id") + ";"
 
     def chunk_keys(self) -> list[tuple[str, str, str]]:
         """``(id, source, anchor)`` of every chunk (for eval fixtures' relevance checks)."""
