@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -184,6 +186,8 @@ def bench_size(
                 for g, e in zip(got, results["pg_vector_exact"], strict=True)
             ]
             row[f"hnsw_recall@10_ef{ef}"] = round(statistics.mean(rec), 4)
+    with PostgresRetriever(server.dsn, table=table) as r:
+        row["plans"] = plans(r, queries[0])
     if qrels is not None:
         from scidx.evaluation.metrics import mean_metrics
 
@@ -197,6 +201,73 @@ def bench_size(
             got_m = mean_metrics(runs, {q: qrels[q] for q in runs}, ["ndcg@10"])[0]
             row[f"{label}_ndcg@10"] = round(got_m["ndcg@10"], 4)
     idx.close()
+    return row
+
+
+def plans(r: PostgresRetriever, query: str) -> dict[str, str]:
+    """``EXPLAIN (ANALYZE, BUFFERS)`` of the keyword and hybrid statements for ``query``."""
+    from scidx.index.bm25 import query_terms, term_hash
+
+    out = {}
+    hashes = [int(np.uint64(term_hash(t)).view(np.int64)) for t in query_terms(query)]
+    params = {"k": 10, "hashes": hashes, "alpha": 0.3, "q": r.embed(query), "prf": 3, "beta": 2.0}
+    conn = r._conn  # noqa: SLF001 - the retriever's own session settings
+    r.rank(query, k=10, mode="hybrid")  # the session's settings (ef_search...) as in a query
+    for mode in ("keyword", "hybrid"):
+        stmt = (
+            r._statements.keyword("TRUE", "")
+            if mode == "keyword"
+            else r._statements.hybrid("TRUE", "")
+        )  # noqa: SLF001
+        rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + stmt, params).fetchall()
+        out[mode] = "\n".join(str(x[0]) for x in rows)
+    return out
+
+
+def compact(
+    server: PgServer, corpus: list[dict[str, str]], queries: list[str], dims: int
+) -> dict[str, Any]:
+    """int8 and binary exports at 5k: recall@10 of their vector search against exact float32."""
+    recs = records(corpus, 1)
+    ref, _, _ = pack(recs, dims)
+    want = [ref.rank(q, k=10, mode="vector") for q in queries]
+    row: dict[str, Any] = {"size": "5k compact"}
+    for encoding in ("int8", "binary"):
+        t0 = time.perf_counter()
+        result = pack_records(
+            recs, None, embedder=HashingEmbedder(dimensions=dims), use_cache=False,
+            vectors=encoding,
+        )  # fmt: skip
+        assert result.data is not None
+        idx = load_bytes(result.data, source=f"{encoding}.scidx")
+        row[f"{encoding}_pack_s"] = round(time.perf_counter() - t0, 2)
+        table = f"bench_{encoding}"
+        report = export_index(idx, server.dsn, table=table)
+        row[f"{encoding}_export_s"] = round(report.seconds, 2)
+        import psycopg
+
+        with psycopg.connect(server.dsn) as conn:
+            size = conn.execute("SELECT pg_total_relation_size(%s::regclass)", (table,)).fetchone()
+            row[f"{encoding}_table_mb"] = round((size[0] if size else 0) / 2**20, 1)
+        for label, got_fn in (
+            ("file", lambda q, idx=idx: idx.rank(q, k=10, mode="vector")),
+            ("pg_hnsw", None),
+            ("pg_exact", None),
+        ):
+            if got_fn is None:
+                r = PostgresRetriever(server.dsn, table=table, exact=label == "pg_exact")
+                p50, _, got = latencies(lambda q, r=r: r.rank(q, k=10, mode="vector"), queries)
+                r.close()
+            else:
+                p50, _, got = latencies(got_fn, queries)
+            rec = [
+                len({a for a, _ in g} & {b for b, _ in w}) / max(len(w), 1)
+                for g, w in zip(got, want, strict=True)
+            ]
+            row[f"{encoding}_{label}_recall@10_vs_float32"] = round(statistics.mean(rec), 4)
+            row[f"{encoding}_{label}_vector_p50_ms"] = round(p50, 2)
+        idx.close()
+    ref.close()
     return row
 
 
@@ -260,6 +331,10 @@ def main() -> None:
     server = PgServer().start()
     rows = []
     try:
+        if "5k" in args.sizes.split(","):
+            row = compact(server, corpus, queries, args.dims)
+            print(json.dumps(row), flush=True)  # noqa: T201
+            rows.append(row)
         for name in args.sizes.split(","):
             n = copies[name]
             row = bench_size(

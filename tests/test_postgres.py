@@ -750,3 +750,56 @@ def test_a_query_to_a_stopped_backend_times_out_with_exit_8(pg: PgServer) -> Non
             os.kill(pid, signal.SIGCONT)
         assert e.value.exit_code == 8 and time.monotonic() - t0 < 10
         assert r.rank("kelpie checksum", k=3, mode="keyword") == want  # a new connection
+
+
+# ---------------------------------------------------------------------------------------------
+# A streaming replica serves the same answers
+# ---------------------------------------------------------------------------------------------
+
+
+def _caught_up(primary: PgServer, replica: PgServer) -> None:
+    with psycopg.connect(primary.dsn, autocommit=True) as conn:
+        # The insert position: with synchronous_commit off the commit may not be written yet.
+        row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+    assert row is not None
+    with psycopg.connect(replica.dsn, autocommit=True) as conn:
+        deadline = time.monotonic() + 60
+        while not conn.execute(
+            "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (row[0],)
+        ).fetchone() == (True,):
+            assert time.monotonic() < deadline, "the replica did not catch up"
+            time.sleep(0.05)
+
+
+def test_a_streaming_replica_answers_like_the_primary(pg: PgServer) -> None:
+    v1 = _pack(_records())
+    export_index(v1, pg.dsn, table="t_replica")
+    replica = pg.standby()
+    try:
+        _caught_up(pg, replica)
+        with psycopg.connect(replica.dsn) as conn:
+            assert conn.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
+        with (
+            PostgresRetriever(pg.dsn, table="t_replica") as primary,
+            PostgresRetriever(replica.dsn, table="t_replica") as standby,
+        ):
+            for mode in ("keyword", "vector", "hybrid"):
+                for q in QUERIES:
+                    source = "ops/" if "azure" in q else None
+                    request = RetrievalRequest(q, k=5, mode=mode, source=source)
+                    assert _pg_matches(standby, request) == _pg_matches(primary, request), q
+            # An incremental export on the primary reaches the replica as one commit.
+            edited = _records()
+            edited[2]["text"] = "Ship logs to Google Cloud Storage buckets; retries back off."
+            v2 = _pack(edited)
+            export_index(v2, pg.dsn, table="t_replica")
+            _caught_up(pg, replica)
+            request = RetrievalRequest("google cloud storage", k=3, mode="keyword")
+            assert _pg_matches(primary, request) == _file_matches(v2, request)
+            assert _pg_matches(standby, request) == _file_matches(v2, request)
+        # Exporting to the replica is refused cleanly (exit 8): it is read-only.
+        with pytest.raises(DatabaseError, match="read-only transaction") as info:
+            export_index(v1, replica.dsn, table="t_other")
+        assert info.value.exit_code == 8
+    finally:
+        replica.stop()
