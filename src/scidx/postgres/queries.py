@@ -84,6 +84,22 @@ class Statements:
             + "GROUP BY p.doc)"
         )
 
+    def psql(self, mode: str) -> str:
+        """The unfiltered ``keyword`` or ``hybrid`` statement with psql variables, to paste.
+
+        Inputs: ``:'hashes'``, ``:'q'``, ``:k``, ``:alpha``, ``:prf``, ``:beta`` (see the module
+        docstring); one common table expression per line.
+        """
+        import re
+
+        cols = ", c.source, c.anchor, c.title"
+        text = self.keyword("TRUE", cols) if mode == "keyword" else self.hybrid("TRUE", cols)
+        text = text.replace("%(hashes)s", ":'hashes'").replace("%(q)s", ":'q'")
+        for name in ("k", "alpha", "prf", "beta"):
+            text = text.replace(f"%({name})s", f":{name}")
+        text = re.sub(r"\), (\w+) AS ", lambda m: "),\n" + m.group(1) + " AS ", text)
+        return text.replace(") SELECT c.id", ")\nSELECT c.id") + ";"
+
     def keyword_cte(self) -> str:
         """``stats``, ``qt`` (query terms, idf) and ``s`` (doc, score): every keyword score."""
         return (

@@ -370,20 +370,9 @@ class PostgresRetriever:
         ``:k``, and for hybrid ``:alpha``, ``:prf`` and ``:beta`` (the index's fusion: see
         ``meta``'s ``fusion`` row). One common table expression per line.
         """
-        import re
-
-        st = self._statements
-        if mode == "keyword":
-            text = st.keyword("TRUE", ", c.source, c.anchor, c.title")
-        elif mode == "hybrid":
-            text = st.hybrid("TRUE", ", c.source, c.anchor, c.title")
-        else:
+        if mode not in ("keyword", "hybrid"):
             raise QueryError(f"sql() covers the keyword and hybrid modes, not {mode!r}")
-        text = text.replace("%(hashes)s", ":'hashes'").replace("%(q)s", ":'q'")
-        for name in ("k", "alpha", "prf", "beta"):
-            text = text.replace(f"%({name})s", f":{name}")
-        text = re.sub(r"\), (\w+) AS ", lambda m: "),\n" + m.group(1) + " AS ", text)
-        return text.replace(") SELECT c.id", ")\nSELECT c.id") + ";"
+        return self._statements.psql(mode)
 
     def chunk_keys(self) -> list[tuple[str, str, str]]:
         """``(id, source, anchor)`` of every chunk (for eval fixtures' relevance checks)."""
