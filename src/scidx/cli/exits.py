@@ -12,6 +12,7 @@ CLI catches them only at the command boundary and calls :func:`fail`:
 5     invalid query
 6     ``pack-docs --check``: the index is stale
 7     ``eval --baseline``: quality fell below the baseline
+70    an internal error (a bug, or a system limit such as memory): one message, no traceback
 ====  =====================================================
 
 A usage error (unknown option, missing argument) exits 1: Typer's own code for it is 2, which
@@ -28,9 +29,10 @@ import typer
 from scidx.cli.output import echo
 from scidx.errors import ConfigError, ScidxError
 
-__all__ = ["STALE_EXIT", "USAGE_EXIT", "fail", "unreadable"]
+__all__ = ["INTERNAL_EXIT", "STALE_EXIT", "USAGE_EXIT", "fail", "unreadable"]
 
 STALE_EXIT = 6
+INTERNAL_EXIT = 70  # sysexits' EX_SOFTWARE
 USAGE_EXIT = 1
 
 

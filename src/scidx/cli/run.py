@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import NoReturn
 
 import typer
 
@@ -15,8 +17,10 @@ import scidx.cli.search
 import scidx.cli.serve
 import scidx.cli.web  # noqa: F401
 from scidx.cli.app import app
-from scidx.cli.exits import USAGE_EXIT
+from scidx.cli.exits import INTERNAL_EXIT, USAGE_EXIT
 from scidx.cli.output import echo
+from scidx.index.safety import terminal_safe
+from scidx.redact import redact
 
 __all__ = ["main"]
 
@@ -41,7 +45,24 @@ def main(argv: list[str] | None = None, *, prog_name: str = "toolup-rag") -> Non
         # recognised by its interface (show() and exit_code); exit_code 2 is a usage error.
         show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if not callable(show) or not isinstance(exit_code, int):
-            raise
+            _internal_error(exc)
         show()
         sys.exit(USAGE_EXIT if exit_code == _CLICK_USAGE_EXIT else exit_code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal_error(exc: Exception) -> NoReturn:
+    """Anything but a scidx error (a bug, or a system limit): one message, exit 70.
+
+    A traceback is no message for a user; ``SCIDX_TRACEBACK=1`` shows it for a bug report.
+    """
+    if os.environ.get("SCIDX_TRACEBACK") == "1":
+        raise exc
+    detail = terminal_safe(redact(f"{type(exc).__name__}: {exc}"), one_line=True)[:500]
+    echo(
+        f"error: internal error ({detail}). This is a bug in scidx or a limit of this system "
+        "(memory, open files, memory mappings); run again with SCIDX_TRACEBACK=1 to see the "
+        "traceback, and report it",
+        err=True,
+    )
+    sys.exit(INTERNAL_EXIT)

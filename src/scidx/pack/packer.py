@@ -60,10 +60,10 @@ from scidx.pack.incremental import (
     read_sidecar,
     sidecar_path,
 )
-from scidx.pack.inputs import InputFile, collect_inputs
+from scidx.pack.inputs import collect_inputs
 from scidx.pack.progress import Progress, noop_progress
 from scidx.pack.records import Record, validate_records
-from scidx.pack.sources import read_inputs
+from scidx.pack.sources import ScannedInput, scan_inputs
 from scidx.pack.workers import Pool, chunk_all
 
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
@@ -313,16 +313,16 @@ def pack_docs(
     started = time.perf_counter()
     report = progress or noop_progress
     run = _gather(config, report)
-    result = PackResult(output=run.cfg.output, files=len(run.raw))
+    result = PackResult(output=run.cfg.output, files=len(run.files))
     if not force and not dry_run and _mark_up_to_date(run, result):
         return _finish(result, started)
     previous = read_previous(run.cfg.output, run.embedder, encoding=run.cfg.vectors)
     seed = _reusable_vectors(
         run.embedder, previous, use_cache=use_cache, reuse=reuse, encoding=run.cfg.vectors
     )
-    pool = Pool.start(workers, sum(len(d) for _, d in run.raw))
+    pool = Pool.start(workers, sum(f.size for f in run.files))
     try:
-        valid = validate_records(chunk_all(run.raw, run.cfg, pool, report))
+        valid = validate_records(chunk_all(run.files, run.cfg, pool, report))
         result.chunks = len(valid)
         if dry_run:
             result.dry_run = dry_run_plan(valid, run.embedder, run.cfg.cache_dir, use_cache, seed)
@@ -378,7 +378,7 @@ class _Run:
     """What goes into one pack: the config, the input bytes and the provider."""
 
     cfg: Config
-    raw: list[tuple[InputFile, bytes]]
+    files: list[ScannedInput]  # sizes and hashes; the bytes are read again by the chunker
     file_hashes: dict[str, str]
     embedder: Embedder
     stamp: dict[str, Any]
@@ -391,11 +391,11 @@ def _gather(config: Config | str | Path, report: Progress) -> _Run:
     # device node would be replaced.
     check_output_target(cfg.output)
     check_output_target(sidecar_path(cfg.output))
-    raw = read_inputs(collect_inputs(cfg), report)
-    file_hashes = {item.source: xxhash.xxh3_128_hexdigest(data) for item, data in raw}
+    files = scan_inputs(collect_inputs(cfg), report)
+    file_hashes = {f.item.source: f.digest for f in files}
     embedder = make_embedder(cfg)
     stamp = embedder.stamp()
-    return _Run(cfg, raw, file_hashes, embedder, stamp, inputs_digest(cfg, stamp, file_hashes))
+    return _Run(cfg, files, file_hashes, embedder, stamp, inputs_digest(cfg, stamp, file_hashes))
 
 
 def _finish(result: PackResult, started: float) -> PackResult:

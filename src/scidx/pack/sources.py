@@ -2,43 +2,105 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import xxhash
 
 from scidx.errors import InputError
 from scidx.pack.inputs import InputFile
 from scidx.pack.progress import Progress
 
-__all__ = ["MAX_INPUT_BYTES", "decode_source", "read_inputs"]
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "ScannedInput",
+    "decode_source",
+    "file_digest",
+    "read_input",
+    "read_scanned",
+    "scan_inputs",
+]
 
 MAX_INPUT_BYTES = 16 << 20
 """Largest Markdown file the packer reads (16 MiB). The largest page of the shared corpora is
 0.7 MB; a 50 MB single-line file took 7.7 s and 1 GB to chunk (docs/RELIABILITY.md)."""
 
 
-def read_inputs(inputs: Sequence[InputFile], progress: Progress) -> list[tuple[InputFile, bytes]]:
-    """Read every selected file's bytes, reporting progress.
+class ScannedInput(NamedTuple):
+    """An input file as first read: its size and content hash (its bytes are not kept)."""
+
+    item: InputFile
+    size: int
+    digest: str
+
+
+def read_input(item: InputFile) -> bytes:
+    """One file's bytes, read by its size (never a buffer larger than the file plus one byte).
+
+    Reading each file into a 16 MiB buffer left one memory mapping alive per file (glibc maps
+    large allocations and keeps a shrunk one mapped), so past ~65,000 files the process hit
+    ``vm.max_map_count``; a buffer sized by ``fstat`` comes from the ordinary heap.
+
+    Raises:
+        InputError: The file cannot be read or is larger than :data:`MAX_INPUT_BYTES`.
+    """
+    try:
+        with open(item.path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            # One byte more than the size (or than the limit) notices a file that grew.
+            data = fh.read(min(size, MAX_INPUT_BYTES) + 1)
+            if size < len(data) <= MAX_INPUT_BYTES:
+                data += fh.read(MAX_INPUT_BYTES + 1 - len(data))  # it grew since fstat
+    except OSError as exc:
+        raise InputError(
+            f"cannot read input file {item.source}: {exc.strerror or exc}; "
+            "fix its permissions or exclude it in the config"
+        ) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(
+            f"input file {item.source} is larger than {MAX_INPUT_BYTES:,} bytes, the limit "
+            "for one Markdown page; split it into several pages or exclude it in the config"
+        )
+    return data
+
+
+def file_digest(data: bytes) -> str:
+    """The content hash of an input file (the sidecar's per-file hash)."""
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+def scan_inputs(inputs: Sequence[InputFile], progress: Progress) -> list[ScannedInput]:
+    """Read and hash every selected file, one at a time, reporting progress.
+
+    Only the hashes are kept: the chunking stage reads each file again (from the page cache)
+    and checks it is unchanged, so no more than one job's files are in memory at once.
 
     Raises:
         InputError: A file cannot be read or is larger than :data:`MAX_INPUT_BYTES`.
     """
     out = []
     for i, item in enumerate(inputs):
-        try:
-            with open(item.path, "rb") as fh:
-                data = fh.read(MAX_INPUT_BYTES + 1)
-        except OSError as exc:
-            raise InputError(
-                f"cannot read input file {item.source}: {exc.strerror or exc}; "
-                "fix its permissions or exclude it in the config"
-            ) from None
-        if len(data) > MAX_INPUT_BYTES:
-            raise InputError(
-                f"input file {item.source} is larger than {MAX_INPUT_BYTES:,} bytes, the limit "
-                "for one Markdown page; split it into several pages or exclude it in the config"
-            )
-        out.append((item, data))
+        data = read_input(item)
+        out.append(ScannedInput(item, len(data), file_digest(data)))
         progress("read", i + 1, len(inputs))
     return out
+
+
+def read_scanned(source: str, path: str, digest: str) -> bytes:
+    """Read a scanned file again; it must still be what was hashed.
+
+    Raises:
+        InputError: It changed (or vanished) since it was scanned.
+    """
+    data = read_input(InputFile(source, Path(path)))
+    if file_digest(data) != digest:
+        raise InputError(
+            f"input file {source} changed while it was being packed; pack again once the "
+            "files stop changing"
+        )
+    return data
 
 
 def decode_source(source: str, data: bytes) -> str:

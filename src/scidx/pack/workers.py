@@ -15,10 +15,9 @@ from scidx.errors import ConfigError
 from scidx.pack.arrays import BM25_BLOCK, TermsAndOffsets, _bm25_fields, bm25_job, snippet_texts
 from scidx.pack.chunk import chunk_markdown
 from scidx.pack.config import Config
-from scidx.pack.inputs import InputFile
 from scidx.pack.progress import Progress
 from scidx.pack.records import Record
-from scidx.pack.sources import decode_source
+from scidx.pack.sources import ScannedInput, decode_source, read_scanned
 
 __all__ = ["Pool", "auto_workers", "chunk_all"]
 
@@ -47,11 +46,12 @@ def auto_workers() -> int:
 
 
 def _chunk_job(
-    items: Sequence[tuple[str, bytes]], max_chunk_chars: int, anchor_style: str
+    items: Sequence[tuple[str, str, str]], max_chunk_chars: int, anchor_style: str
 ) -> list[Record]:
     out: list[Record] = []
-    for source, data in items:
-        text = decode_source(source, data)
+    for source, path, digest in items:
+        # Read here (in the worker): only one job's files are in memory at once.
+        text = decode_source(source, read_scanned(source, path, digest))
         chunks = chunk_markdown(
             text,
             source,
@@ -200,15 +200,18 @@ class _PoolHashingEmbedder(Embedder):
 
 
 def chunk_all(
-    raw: Sequence[tuple[InputFile, bytes]], cfg: Config, pool: Pool, progress: Progress
+    files: Sequence[ScannedInput], cfg: Config, pool: Pool, progress: Progress
 ) -> list[Record]:
-    """Chunk every input file (in the workers when there are any), in input order."""
+    """Chunk every input file (in the workers when there are any), in input order.
+
+    Each job reads its own files again and checks them against their scanned hashes.
+    """
     jobs: list[tuple[Any, ...]] = []
-    batch: list[tuple[str, bytes]] = []
+    batch: list[tuple[str, str, str]] = []
     size = 0
-    for item, data in raw:
-        batch.append((item.source, data))
-        size += len(data)
+    for scanned in files:
+        batch.append((scanned.item.source, str(scanned.item.path), scanned.digest))
+        size += scanned.size
         if size >= _CHUNK_JOB_BYTES:
             jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style))
             batch, size = [], 0
@@ -219,5 +222,5 @@ def chunk_all(
     for job, result in zip(jobs, pool.map(_chunk_job, jobs), strict=True):
         records.extend(result)
         done += len(job[0])
-        progress("chunk", done, len(raw))
+        progress("chunk", done, len(files))
     return records
