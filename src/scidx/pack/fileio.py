@@ -11,12 +11,14 @@ from typing import Any, BinaryIO
 import xxhash
 
 from scidx.errors import OutputError
+from scidx.index.format import MAGIC
 
 __all__ = [
     "HashingWriter",
     "atomic_write",
     "check_output_path",
     "check_output_target",
+    "check_replaceable",
     "file_bytes",
     "file_hash",
     "fsync_dir",
@@ -66,6 +68,39 @@ def check_output_target(path: Path) -> None:
             f"output path {path} is {kind}; scidx writes only regular files and never replaces "
             "a special file. Set 'output' to a file path such as docs.scidx"
         )
+
+
+def check_replaceable(path: Path, *, config_path: Path | None, force: bool) -> None:
+    """Refuse an ``output`` that would replace the config or a file that is not an index.
+
+    Packing replaces ``output`` whole, so a typo (``"output": "README.md"``, the config's own
+    name, ``".git/HEAD"``) would destroy that file. An existing file is replaced only when it
+    is a scidx index or empty, or with ``force``; the config file never. (A matched input file
+    is refused by input discovery, which knows the matches.)
+
+    Raises:
+        OutputError: ``path`` is the config file, or an existing file that is not an index
+            (without ``force``).
+    """
+    try:
+        real = os.path.realpath(path)
+        if config_path is not None and real == os.path.realpath(config_path):
+            raise OutputError(
+                f'"output" is the config file itself ({config_path}); packing would replace '
+                'it with an index. Set "output" to a path such as "docs.scidx"'
+            )
+        with open(path, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError:
+        return  # unreadable: writing reports it
+    if head in (b"", MAGIC) or force:
+        return
+    raise OutputError(
+        f"output path {path} exists and is not a scidx index; packing would replace it. Set "
+        '"output" to a new path such as "docs.scidx", or pass --force to replace it anyway'
+    )
 
 
 def check_output_path(path: Path) -> None:

@@ -45,6 +45,7 @@ from scidx.pack.fileio import (
     HashingWriter,
     atomic_write,
     check_output_target,
+    check_replaceable,
     file_bytes,
     file_hash,
 )
@@ -312,7 +313,8 @@ def pack_docs(
     """
     started = time.perf_counter()
     report = progress or noop_progress
-    run = _gather(config, report)
+    # --check and --dry-run write nothing, so they replace nothing either.
+    run = _gather(config, report, replace=None if check or dry_run else force)
     result = PackResult(output=run.cfg.output, files=len(run.files))
     if not force and not dry_run and _mark_up_to_date(run, result):
         return _finish(result, started)
@@ -385,13 +387,21 @@ class _Run:
     digest: str  # content hash of everything that goes in (the sidecar's inputsHash)
 
 
-def _gather(config: Config | str | Path, report: Progress) -> _Run:
+def _gather(config: Config | str | Path, report: Progress, *, replace: bool | None) -> _Run:
+    """Read the config and every input.
+
+    ``replace``: check that the output may be replaced (anything with ``--force``, True);
+    None when nothing will be written.
+    """
     cfg = config if isinstance(config, Config) else load_config(config)
     # Before any work, and before anything reads the previous index: a FIFO would block, a
-    # device node would be replaced.
+    # device node would be replaced, the config or a foreign file would be overwritten.
     check_output_target(cfg.output)
     check_output_target(sidecar_path(cfg.output))
-    files = scan_inputs(collect_inputs(cfg), report)
+    inputs = collect_inputs(cfg)  # refuses an output that is a matched input (exit 1)
+    if replace is not None:
+        check_replaceable(cfg.output, config_path=cfg.path, force=replace)
+    files = scan_inputs(inputs, report)
     file_hashes = {f.item.source: f.digest for f in files}
     embedder = make_embedder(cfg)
     stamp = embedder.stamp()
