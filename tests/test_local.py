@@ -273,8 +273,10 @@ def test_search_finds_the_model_by_env_and_refuses_another(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    cfg = make_project(tmp_path, minilm)
+    packed_with = copy_model(minilm, tmp_path / "packed" / "all-MiniLM-L6-v2-int8")
+    cfg = make_project(tmp_path, packed_with)
     pack_docs(cfg)
+    shutil.rmtree(packed_with)  # not where it was packed any more (test_local_where_packed.py)
     index = str(tmp_path / "docs.scidx")
     # Keyword search needs no model; vector search names where to point.
     code, out, _ = run(["search", index, "cat", "--mode", "keyword"], capsys)

@@ -143,8 +143,28 @@ def serve_command(
     access_log: Annotated[
         bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
     ] = False,
+    model_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-dir",
+            help="Where a local-provider index's query model is: its folder, or a folder "
+            "holding it (default: where it was packed on this machine, then $SCIDX_MODEL_DIR).",
+        ),
+    ] = None,
+    keyword_only: Annotated[
+        bool,
+        typer.Option(
+            "--keyword-only",
+            help="Serve indexes whose query model is missing here with keyword search only "
+            "(without it, serve refuses to start).",
+        ),
+    ] = False,
 ) -> None:
-    """Serve indexes over HTTP: a search page, GET /search and OpenAI's vector-store API."""
+    """Serve indexes over HTTP: a search page, GET /search and OpenAI's vector-store API.
+
+    Before listening, every index's query embedding model must be found here (exit 2 naming
+    the index and the fix), unless --keyword-only.
+    """
     try:
         # Imported first so that a missing serve extra is reported before any work.
         import uvicorn  # noqa: F401
@@ -157,10 +177,11 @@ def serve_command(
                 "pip install 'toolup-rag[serve]'"
             )
         )
+    options = {"model_dir": str(model_dir)} if model_dir is not None else None
     settings = WebSettings(
         max_k=max_k,
         default_k=min(10, max_k) if max_k >= 1 else 10,
-        default_mode=mode,
+        default_mode="keyword" if keyword_only else mode,
         max_body_bytes=max_body,
         token_env=token_env or None,
         cors_origins=tuple(cors_origin or ()),
@@ -179,7 +200,10 @@ def serve_command(
             verify=verify,
             load_mode=load_mode,
             memory_max=settings.memory_max,
+            embedder_options=options,
         )
+        if not keyword_only:
+            _check_query_models(store, options or {})
         sock = _listen(host, port)
         allowed = (host, sock.getsockname()[0], "localhost", *(allowed_host or ()))
         settings = dataclasses.replace(settings, allowed_hosts=allowed)
@@ -199,6 +223,37 @@ def serve_command(
     if not _run(web_app, sock, store, access_log, (read_timeout, max_connections)):
         fail(ConfigError("the server did not start; see the messages above"))
     echo("stopped", err=True)
+
+
+def _check_query_models(store: IndexSet, options: dict[str, str]) -> None:
+    """Refuse to serve an index whose queries cannot be embedded here (before listening).
+
+    A visitor would otherwise meet the failure on every hybrid or vector search. Finding the
+    model is enough (no text is embedded: an OpenAI index costs no request here).
+
+    Raises:
+        QueryEmbeddingError: Naming the index and the fix (exit 2).
+    """
+    from scidx.embed.registry import resolve_provider
+    from scidx.errors import QueryEmbeddingError
+
+    for entry in store:
+        stamp = entry.index.stamp
+        provider = stamp.get("provider")
+        if provider in (None, "hashing") or not stamp.get("dimensions"):
+            continue
+        try:
+            resolve_provider(provider).query_embedder_from_stamp(stamp, **options)
+        except Exception as exc:  # any failure of a provider (or a plugin) here
+            fix = (
+                "pass --model-dir DIR (the model's folder)"
+                if provider == "local"
+                else ("make the provider usable here (its package, key or server)")
+            )
+            raise QueryEmbeddingError(
+                f"index {entry.name} ({entry.path}) cannot embed queries here: {exc}. "
+                f"Fix: {fix}, or serve it with keyword search only: --keyword-only"
+            ) from None
 
 
 def _named_paths(indexes: list[str]) -> list[tuple[str, Path]]:

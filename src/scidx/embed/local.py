@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from scidx.embed import model_record
 from scidx.embed.base import Embedder, Vectors
 from scidx.embed.model_files import (
     INSTALL_HINT,
@@ -174,6 +175,7 @@ class LocalEmbedder(Embedder):
         location, repo_id = resolve_model(model, root=root, allow_download=allow_download)
         files = read_model_files(location, name=name or repo_id)
         self.files = files
+        self.location = location
         if max_tokens is not None:
             if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 2:
                 raise ConfigError(f"maxTokens must be an integer of at least 2, got {max_tokens!r}")
@@ -460,6 +462,15 @@ class LocalEmbedder(Embedder):
         )
         return out
 
+    def remember_location(self) -> None:
+        """Record where this model is on this machine (the packer calls it after a pack).
+
+        So an index packed with it is searchable here with no ``model_dir``
+        (:mod:`scidx.embed.model_record`; never in the index, which stays the same bytes
+        on every machine).
+        """
+        model_record.remember(self.identity, self.location)
+
     def fusion(self) -> dict[str, Any]:
         """The hybrid fusion settings to record in the index header (:data:`FUSION`)."""
         return dict(FUSION)
@@ -564,6 +575,9 @@ def query_embedder_from_stamp(stamp: Mapping[str, object], **options: Any) -> Lo
         if raw:
             bases.append(Path(os.fspath(raw)).expanduser())
     places = [p for base in bases for p in _candidates(base, name)]
+    packed_from = model_record.recall(identity)
+    if packed_from is not None:
+        places.append(packed_from)
     if is_hf_id(name):
         cached = find_in_hf_cache(name)
         if cached is not None:

@@ -317,6 +317,8 @@ def pack_docs(
     run = _gather(config, report, replace=None if check or dry_run else force)
     result = PackResult(output=run.cfg.output, files=len(run.files))
     if not force and not dry_run and _mark_up_to_date(run, result):
+        if not check:
+            _remember_model(run.embedder)
         return _finish(result, started)
     previous = read_previous(run.cfg.output, run.embedder, encoding=run.cfg.vectors)
     seed = _reusable_vectors(
@@ -371,8 +373,20 @@ def pack_docs(
         del arrays  # freed once written, before the check maps the new file
         result.output_bytes = _write_output(run, write, chunks=len(valid))
         report("write", 1, 1)
+        _remember_model(run.embedder)
     result.changes = change_report(previous, valid, result.output_bytes)
     return _finish(result, started)
+
+
+def _remember_model(embedder: Embedder) -> None:
+    """Let a provider note, outside the index, where its model is (after a pack succeeded).
+
+    The local provider records the model folder (scidx.embed.model_record), so the index is
+    searchable on this machine with no --model-dir; a failed pack changes nothing.
+    """
+    remember = getattr(embedder, "remember_location", None)
+    if callable(remember):
+        remember()
 
 
 @dataclass(frozen=True)

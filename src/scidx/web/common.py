@@ -184,14 +184,23 @@ def from_scidx_error(exc: ScidxError, param: str | None = None) -> ApiError:
     """Map a library error to its HTTP answer.
 
     * :class:`QueryEmbeddingError` → 503: the server cannot embed queries for this index (the
-      provider is missing or failed), not the client's fault; ``mode=keyword`` still works;
+      provider is missing or failed), not the client's fault; ``mode=keyword`` still works.
+      The visitor gets a fixed message; the details (paths, the fix) go to the server log;
     * :class:`QueryError` → 400;
     * anything else (a corrupt array met while searching) → 500 naming the error class only:
       such messages name the index file's server path, so the details go to the server log.
     """
     if isinstance(exc, QueryEmbeddingError):
+        # The library's message names server paths and Python calls (model_dir=...): it is for
+        # the operator's log; a visitor learns what still works.
+        logger.warning("cannot embed a query: %s", exc)
         return ApiError(
-            503, str(exc), param=param, code="query_embedding_error", type="server_error"
+            503,
+            "vector and hybrid search are not available for this index on this server (its "
+            'query embeddings cannot be computed here); search with mode="keyword"',
+            param=param,
+            code="query_embedding_error",
+            type="server_error",
         )
     if isinstance(exc, QueryError):
         return ApiError(400, str(exc), param=param, code="query_error")
