@@ -26,7 +26,22 @@ def index() -> Index:
 
 def test_the_typed_options_are_the_dataclass_fields() -> None:
     names = {f.name for f in fields(SearchParams) if f.init}
-    assert len(names) == 11
+    # Every setting, named here so that adding one is a decision this test records.
+    assert names == {
+        "k",
+        "mode",
+        "alpha",
+        "query_vector",
+        "mmr",
+        "snippet_chars",
+        "min_score",
+        "source",
+        "heading",
+        "metadata",
+        "group",
+        "rerank",
+        "rerank_top",
+    }
     assert SearchOptions.__optional_keys__ == names
     assert not SearchOptions.__required_keys__
     # Each narrower view is the full set minus what its method cannot use.
