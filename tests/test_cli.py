@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -314,3 +315,27 @@ def test_equal_scores_are_ordered_by_chunk_id(
     hits = json.loads(out)
     assert code == 0 and len({h["score"] for h in hits}) == 1
     assert [h["id"] for h in hits] == ["docs/a.md:mid:0", "docs/b.md:alpha:0", "docs/b.md:zeta:0"]
+
+
+def test_help_follows_the_conventions(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["-h"], capsys)
+    assert code == 0
+    listed = [line.split()[0] for line in out.split("Commands:\n")[1].splitlines() if line.strip()]
+    assert listed[:10] == [
+        "pack-docs", "search", "inspect", "serve", "query", "ask", "export", "llms-txt", "eval",
+        "bench",
+    ]  # fmt: skip
+    for name in listed:
+        code, out, _ = run([name, "-h"], capsys)
+        assert code == 0, name
+        assert "<" not in out.split("Options:")[0] and "{" not in out.splitlines()[0], out
+        assert not re.search(r"--\S+ <|<bool>|<int>|<str>|<path>", out), (name, out)
+        assert "Exit codes: 0 " in out or "Exit codes: 0" in " ".join(out.split()), (name, out)
+    code, out, _ = run(["search", "-h"], capsys)
+    assert out.startswith("Usage: toolup-rag search [OPTIONS] INDEX QUERY\n")
+    assert "  -k INTEGER " in out and "--json  " in out and "--k" not in out
+
+
+def test_one_spelling_per_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["search", str(tmp_path / "x.scidx"), "q", "--k", "3"], capsys)
+    assert code == 1 and "No such option: --k" in err

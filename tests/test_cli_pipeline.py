@@ -246,7 +246,7 @@ def test_bench_appends_a_csv_row(tmp_path: Path, capsys: pytest.CaptureFixture[s
     root = make_beir(tmp_path / "tiny")
     out_file = tmp_path / "bench.csv"
     argv = ["bench", "--beir", str(root), "--split", "test", "--mode", "keyword,vector",
-            "--k", "10", "--out", str(out_file)]  # fmt: skip
+            "-k", "10", "--out", str(out_file)]  # fmt: skip
     code, out, err = run(argv, capsys)
     assert code == 0, err
     header = "dataset,split,provider,model,mode,mmr,reranker,vectors,replicate,k,queries,ndcg@10"

@@ -7,6 +7,7 @@ import sys
 from typing import NoReturn
 
 import typer
+import typer.main
 
 # Importing a command module registers its commands on the app.
 import scidx.cli.llms
@@ -16,6 +17,7 @@ import scidx.cli.postgres
 import scidx.cli.search
 import scidx.cli.serve
 import scidx.cli.web  # noqa: F401
+from scidx.cli import conventions
 from scidx.cli.app import app
 from scidx.cli.exits import INTERNAL_EXIT, USAGE_EXIT
 from scidx.cli.output import echo
@@ -35,8 +37,9 @@ def main(argv: list[str] | None = None, *, prog_name: str = "toolup-rag") -> Non
     Click runs non-standalone so that a usage error (Typer's exit 2, which means "provider
     failed" in scidx) is told apart from a command that exits 2 on purpose: it exits 1.
     """
+    command = conventions.apply(typer.main.get_command(app))
     try:
-        code = app(args=argv, prog_name=prog_name, standalone_mode=False)
+        code = command.main(args=argv, prog_name=prog_name, standalone_mode=False)
     except typer.Abort:
         echo("Aborted!", err=True)
         sys.exit(1)
