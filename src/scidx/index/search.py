@@ -43,13 +43,14 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from scidx.errors import QueryError
+from scidx.errors import CorruptIndexError, QueryError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import (
     PostingLookup,
@@ -60,6 +61,7 @@ from scidx.index.bm25 import (
 )
 from scidx.index.corpus import Corpus
 from scidx.index.filters import FilterMasks
+from scidx.index.format import REBUILD_HINT
 from scidx.index.grouping import Group, group_rows, mmr_order
 from scidx.index.hits import Hit, HitRenderer
 from scidx.index.params import DEFAULT_ALPHA, MODES, SearchParams
@@ -182,7 +184,10 @@ class Searcher:
         out: list[_Selection] = []
         with np.errstate(all="ignore"):  # as in select()
             if params.mode != "keyword" or params.filters.active:
-                return [self._select(query, params, None) for query in queries]
+                return [
+                    self._finite(self._select(query, params, None), params.mode)
+                    for query in queries
+                ]
             n = self.corpus.n
             k = min(int(params.k), n)
             lookup = self.postings.postings
@@ -191,10 +196,10 @@ class Searcher:
                 text = query.strip() if isinstance(query, str) and vectorless else ""
                 terms = query_terms(text) if text else []
                 if not terms:  # None, not a string, no terms, a query vector: as search()
-                    out.append(self._select(query, params, None))
+                    out.append(self._finite(self._select(query, params, None), params.mode))
                     continue
                 rows, scores = keyword_top_k(lookup(terms), n, k, params.min_score)
-                out.append((rows, scores, terms))
+                out.append(self._finite((rows, scores, terms), "keyword"))
         return out
 
     def rank(self, query: str | None, params: SearchParams) -> list[tuple[str, float]]:
@@ -315,7 +320,28 @@ class Searcher:
         # Hostile or degenerate stored vectors (3e38, inf) overflow in the scoring arithmetic;
         # the scores are checked (NaN ranks last), so numpy must not print RuntimeWarnings.
         with np.errstate(all="ignore"):
-            return self._select(query, params, on_stage)
+            return self._finite(self._select(query, params, on_stage), params.mode)
+
+    def _finite(self, selection: _Selection, mode: str) -> _Selection:
+        """``selection`` itself when every score is finite.
+
+        A score that is not can only come from out-of-range stored values (``verify`` bounds
+        them), so it never reaches a hit, JSON or a response.
+
+        Raises:
+            CorruptIndexError: A selected score is infinite or NaN.
+        """
+        scores = selection[1]
+        if all(math.isfinite(x) for x in scores):
+            return selection
+        arrays = {
+            "keyword": "`bm25.post_weight`",
+            "vector": "`vectors` (or `vectors.scale`)",
+        }.get(mode, "`bm25.post_weight` or `vectors`")
+        raise CorruptIndexError(
+            f"{self.corpus.source}: a search scored a chunk {_bad(scores)}: array {arrays} "
+            f"holds values no packer writes. {REBUILD_HINT}"
+        )
 
     def _select(
         self,
@@ -485,6 +511,11 @@ class Searcher:
             np.divide(kw64, kw_max, out=kw64)
             fused += kw64
         return fused.astype(np.float32)
+
+
+def _bad(scores: Sequence[float]) -> str:
+    value = next(x for x in scores if not math.isfinite(x))
+    return "NaN" if math.isnan(value) else f"{value}"
 
 
 def _empty() -> _Scores:

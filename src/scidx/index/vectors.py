@@ -38,6 +38,7 @@ Runtime module: numpy and the stdlib only (plus :mod:`scidx.index.format`).
 from __future__ import annotations
 
 import functools
+import math
 import os
 from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from abc import ABC, abstractmethod
@@ -430,6 +431,14 @@ class Float32Vectors(VectorStore):
         return self.matrix
 
 
+MAX_INT8_SCALE = 1.001 / 127
+"""The largest int8 row scale a packer writes: ``max|v| / 127`` of a unit vector, plus slack."""
+_SCALE_RANGE = (
+    f"array `vectors.scale` holds a scale above {MAX_INT8_SCALE:.6g} (or NaN): no unit vector "
+    "quantises to it"
+)
+
+
 class Int8Vectors(VectorStore):
     """``int8``: codes and per-row scales, scored in float32 blocks."""
 
@@ -466,6 +475,8 @@ class Int8Vectors(VectorStore):
     def __getitem__(self, rows: Any) -> _FloatMatrix:
         codes = self.codes[rows].astype(_F32)
         scale = self.scale[rows]
+        if not bool(np.all(np.asarray(scale) <= MAX_INT8_SCALE)):  # NaN fails too
+            raise _corrupt(self.source, _SCALE_RANGE)
         if codes.ndim == 1:
             return np.asarray(codes * scale, dtype=_F32)
         return np.asarray(codes * np.asarray(scale)[:, None], dtype=_F32)
@@ -488,10 +499,35 @@ class Int8Vectors(VectorStore):
             raise _corrupt(
                 self.source, "array `vectors.scale` holds negative, NaN or infinite values"
             )
+        if scale.shape[0] and float(scale.max()) > MAX_INT8_SCALE:
+            raise _corrupt(self.source, _SCALE_RANGE)
         # -128 is outside the symmetric code range a writer produces.
         for start in range(0, self.shape[0], 65536):
             if bool(np.any(self.codes[start : start + 65536] == -128)):
                 raise _corrupt(self.source, "array `vectors.i8` holds the code -128")
+        self._verify_unit_rows()
+
+    def _verify_unit_rows(self) -> None:
+        """Each decoded row is a unit vector (or zero), within its own quantisation error.
+
+        Rounding moves each component by at most ``scale / 2``, so a row decoded from a unit
+        vector has a norm within ``sqrt(D) * scale / 2`` of 1 (plus float32 slack).
+        """
+        d = self.shape[1]
+        rows = max(1, (1 << 22) // max(d, 1))  # ~16 MB of float32 a block
+        for start in range(0, self.shape[0], rows):
+            block = self.codes[start : start + rows].astype(np.float64)
+            scale = self.scale[start : start + rows].astype(np.float64)
+            norms = np.sqrt(np.einsum("ij,ij->i", block, block)) * scale
+            slack = math.sqrt(d) * scale / 2 + 1e-3
+            bad = np.flatnonzero((np.abs(norms - 1.0) > slack) & (norms != 0.0))
+            if bad.shape[0]:
+                row = start + int(bad[0])
+                raise _corrupt(
+                    self.source,
+                    f"array `vectors.i8` row {row} decodes to L2 norm "
+                    f"{float(norms[bad[0]]):.6g}; stored vectors must be unit length (or zero)",
+                )
 
 
 class BinaryVectors(Int8Vectors):

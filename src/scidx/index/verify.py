@@ -11,11 +11,12 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from scidx.index.bm25 import BM25Arrays
+from scidx.index.bm25 import DEFAULT_K1, BM25Arrays
 from scidx.index.corpus import Corpus
 from scidx.index.format import Header, StringTable, array_view, verify_checksums
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
@@ -51,7 +52,7 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     ptr = bm.term_ptr.astype(np.int64)
     if bool(np.any(ptr[1:] < ptr[:-1])):
         raise corrupt(src, "array `bm25.term_ptr` is not monotonic")
-    _verify_postings(src, bm, n)
+    _verify_postings(src, bm, n, _bm25_k1(src, header))
     if corpus.offsets is not None:
         corpus.offsets.verify(src)
     assert corpus.store is not None  # always set by build_corpus
@@ -71,8 +72,34 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
             raise corrupt(src, f"`source.meta` row {row} is not a JSON object")
 
 
-def _verify_postings(src: str, bm: BM25Arrays, n: int) -> None:
-    """Postings point at chunks, ascend within a term, and carry finite, non-negative weights.
+_MAX_K1 = 1000.0  # far beyond any useful saturation (the default is 1.2)
+
+
+def _bm25_k1(src: str, header: Header) -> float:
+    """``meta.bm25.k1`` (what bounds the weights), checked; the default when absent."""
+    meta = header.meta.get("bm25")
+    value = meta.get("k1", DEFAULT_K1) if isinstance(meta, dict) else DEFAULT_K1
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise corrupt(src, f"`meta.bm25.k1` is {value!r}, not a number")
+    if not 0 < float(value) <= _MAX_K1:
+        raise corrupt(src, f"`meta.bm25.k1` is {value!r}, outside (0, {_MAX_K1:g}]")
+    return float(value)
+
+
+def max_bm25_weight(n: int, k1: float) -> float:
+    """The largest impact the packer can write for ``n`` chunks (FORMAT.md's BM25 formula).
+
+    ``idf`` is largest for a term in one chunk, ``ln(1 + (n - 0.5) / 1.5)``, and the
+    term-frequency factor ``tf * (k1 + 1) / (tf + k1 * (...))`` stays below ``k1 + 1``.
+    """
+    return (k1 + 1.0) * math.log1p(max(n - 0.5, 0.0) / 1.5)
+
+
+def _verify_postings(src: str, bm: BM25Arrays, n: int, k1: float = DEFAULT_K1) -> None:
+    """Postings point at chunks, ascend within a term, and carry possible weights.
+
+    Weights must be finite, non-negative and no larger than the packer can produce
+    (:func:`max_bm25_weight`).
 
     Checked a block at a time: the postings can be most of a file, and a packer verifies the
     file it has just written, so a full-size temporary would add to its peak memory.
@@ -92,10 +119,19 @@ def _verify_postings(src: str, bm: BM25Arrays, n: int) -> None:
             if not bool(np.all(rising | starts[lo + 1 : hi + 1])):
                 raise corrupt(src, "array `bm25.post_doc` is not ascending within a term")
     weights = bm.post_weight
+    limit = max_bm25_weight(n, k1) * (1 + 1e-4) + 1e-6  # float32 rounding of the stored value
     for lo in range(0, weights.shape[0], _VERIFY_POSTINGS):
         block = weights[lo : lo + _VERIFY_POSTINGS]
         if not bool(np.all(np.isfinite(block))):
             raise corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
+        too_big = np.flatnonzero(block > limit)
+        if too_big.shape[0]:
+            at = int(too_big[0])
+            raise corrupt(
+                src,
+                f"array `bm25.post_weight` holds {float(block[at]):.6g} at posting {lo + at}, "
+                f"above {limit:.6g}, the largest BM25 weight {n} chunks can have",
+            )
         negative = np.flatnonzero(block < 0)
         if negative.shape[0]:
             raise corrupt(
