@@ -228,3 +228,26 @@ def test_bench_resolves_plugin_providers_through_the_registry(
     assert [getattr(c, "dimensions", None) for c in seen] == [24]
     with pytest.raises(ConfigError, match="unknown provider 'magic'; use hashing, local, openai"):
         run_bench(data, provider="magic")
+
+
+def test_bench_local_queries_with_the_model_it_packed_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bench --provider local --model DIR``: no $SCIDX_MODEL_DIR, no record of a pack."""
+    from conftest import _need_shared
+    from scidx.cli import main
+
+    model = _need_shared("models/all-MiniLM-L6-v2-int8")
+    monkeypatch.delenv("SCIDX_MODEL_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    root = make_beir(tmp_path / "tiny")
+    argv = ["bench", "--beir", str(root), "--split", "test", "--provider", "local",
+            "--model", str(model), "--mode", "vector,hybrid", "-k", "10", "--json"]  # fmt: skip
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    rows = json.loads(out)
+    assert [r["mode"] for r in rows] == ["vector", "hybrid"]
+    assert all(r["provider"] == "local" and r["queries"] == 3 for r in rows)
+    assert rows[0]["mrr@10"] > 0.5

@@ -418,7 +418,9 @@ def run_bench(
         vectors=vectors or DEFAULT_ENCODING,
     )
     assert packed.data is not None  # an in-memory pack always returns its bytes
-    index = load_bytes(packed.data, source=f"{data.name} (in memory)")
+    # Queries are embedded by the embedder that packed (a local model folder, a plugin's own
+    # settings): no second lookup of the model by its stamp, which needs $SCIDX_MODEL_DIR.
+    index = load_bytes(packed.data, source=f"{data.name} (in memory)", query_embedder=embedder)
     rank: Callable[[str, int, str], Sequence[tuple[str, float]]]
     close: Callable[[], None] = _no_close
     timed: _TimedReranker | None = None
