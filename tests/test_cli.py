@@ -339,3 +339,23 @@ def test_help_follows_the_conventions(capsys: pytest.CaptureFixture[str]) -> Non
 def test_one_spelling_per_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["search", str(tmp_path / "x.scidx"), "q", "--k", "3"], capsys)
     assert code == 1 and "No such option: --k" in err
+
+
+def test_search_alpha(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(DOC)
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/**/*.md"], "output": "x.scidx"}))
+    assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0
+    index = str(tmp_path / "x.scidx")
+
+    def scores(*extra: str) -> list[float]:
+        code, out, err = run(
+            ["search", index, "install", "--json", "--group", "none", *extra], capsys
+        )
+        assert code == 0, err
+        return [h["score"] for h in json.loads(out)]
+
+    assert scores("--alpha", "0") != scores("--alpha", "1")
+    code, _, err = run(["search", index, "install", "--alpha", "2"], capsys)
+    assert code == 5 and "alpha" in err

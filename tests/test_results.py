@@ -7,6 +7,7 @@ Snapshots of ``toolup-rag search`` (JSON and the terminal table) over the exampl
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,11 @@ def test_search_terminal_snapshot(example: Path, snapshot) -> None:  # type: ign
     with load(example) as idx:
         rows = [h.to_dict() for h in idx.search("configure the s3 sink credentials", k=3)]
     console = Console(record=True, width=140, force_terminal=True, color_system="standard")
-    console.print(results_table(rows))
-    assert console.export_text(styles=True) == snapshot
+    console.print(results_table(rows), crop=False)
+    # Rich numbers each OSC 8 link with a random id (it groups a link's cells in a terminal).
+    assert re.sub(r"\x1b\]8;id=\d+;", "\x1b]8;id=N;", console.export_text(styles=True)) == (
+        snapshot
+    )
 
 
 def test_terminal_table_is_safe_against_markup_and_escapes() -> None:
@@ -123,11 +127,33 @@ def test_terminal_table_is_safe_against_markup_and_escapes() -> None:
         "sections": [],
     }
     console = Console(record=True, width=200, force_terminal=True, color_system="standard")
-    console.print(results_table([row]))
+    console.print(results_table([row]), crop=False)
     plain = console.export_text(clear=False)
     out = console.export_text(styles=True)
     assert "[bold red]Title[/]" in plain and "[b]bold[/b]" in plain  # content, not markup
-    assert "\x1b]8" not in out and "\x1b[31m" not in out and "\x07" not in out
+    assert "\x1b]8;;https://evil" not in out and "\x1b[31m" not in out and "\x07" not in out
+
+
+def test_on_a_terminal_the_link_is_whole_and_a_hyperlink() -> None:
+    import io
+
+    from rich.console import Console
+
+    from scidx.cli.search import results_table
+
+    url = "https://docs.example.com/guides/observability/shipping-logs-to-object-storage/#cred"
+    row = {
+        "score": 1.0, "headingPath": ["Logs", "Credentials"], "title": "", "url": url,
+        "source": "a.md", "anchor": "cred", "snippet": "Set the key.", "highlights": [],
+        "snippetCode": [], "sections": [],
+    }  # fmt: skip
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=80, force_terminal=True, color_system="standard")
+    console.print(results_table([row]), crop=False)
+    out = buffer.getvalue()
+    assert len(url) > 80
+    assert "\x1b]8;" in out and f";{url}\x1b\\" in out  # OSC 8 with the whole target
+    assert f"{url}\x1b" in out  # the text shown is the whole URL too, on one line
 
 
 # --------------------------------------------------------------------------------------------

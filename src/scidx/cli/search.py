@@ -24,7 +24,7 @@ from scidx.errors import ConfigError, ScidxError
 from scidx.index.safety import json_dumps_safe
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from rich.console import Group
 
 __all__ = ["inspect_command", "results_table", "search_command"]
 
@@ -78,6 +78,14 @@ def search_command(
     rerank_model: Annotated[str | None, RERANK_MODEL_OPT] = None,
     rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
     rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option(
+            "--alpha",
+            help="Hybrid: weight of the vector leg, 0 (keyword only) to 1 (vector only); "
+            "default: the index's own.",
+        ),
+    ] = None,
 ) -> None:
     """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
@@ -105,6 +113,7 @@ def search_command(
                 group=None if group == "none" else group,
                 rerank=reranker,
                 rerank_top=rerank_top,
+                alpha=alpha,
             )
             hits = idx.search_with(query, params)
             rows = [hit.to_dict() for hit in hits]
@@ -121,7 +130,7 @@ def search_command(
     if sys.stdout.isatty():
         from rich.console import Console
 
-        Console().print(results_table(rows))
+        Console().print(results_table(rows), crop=False)
     else:
         for row in rows:
             echo(f"{row['score']:.4f}  {link(row)}  {_heading(row)}\n    {row['snippet']}")
@@ -142,35 +151,51 @@ def _heading(row: dict[str, Any]) -> str:
     return " > ".join(row["headingPath"]) or row["title"]
 
 
-def results_table(rows: list[dict[str, Any]]) -> Table:
-    """The terminal table of ``search`` hits (``Hit.to_dict`` rows), matches highlighted.
+def results_table(rows: list[dict[str, Any]]) -> Group:
+    """The terminal view of ``search`` hits (``Hit.to_dict`` rows), matches highlighted.
+
+    Each hit is three parts: its score and heading path; its link, whole, on a line of its own
+    (never cut to the terminal's width: it is what a user copies or clicks) and an OSC 8
+    hyperlink, which terminals that know OSC 8 make clickable and others show as the text; the
+    snippet, wrapped. Print it with ``crop=False`` so a link wider than the terminal is
+    soft-wrapped by the terminal, not cut.
 
     Every string from the index goes in as :class:`rich.text.Text` with control characters
     replaced, never as markup: ``[bold]`` in the docs is content, and no escape sequence from
-    a document reaches the terminal. The snippet's ``highlights`` are shown bold and
-    underlined, its ``snippetCode`` ranges in cyan; ``sections`` of a page hit are listed
-    under its heading.
+    a document reaches the terminal (the link target included). The snippet's ``highlights``
+    are shown bold and underlined, its ``snippetCode`` ranges in cyan; ``sections`` of a page
+    hit are listed under its heading.
     """
-    from rich.table import Table
+    from rich.console import Group
+    from rich.style import Style
     from rich.text import Text
 
-    table = Table(show_lines=True)
-    table.add_column("score", justify="right")
-    table.add_column("section")
-    table.add_column("link")
-    table.add_column("snippet")
-    for row in rows:
-        section = Text(_printable(_heading(row)))
+    parts: list[Text] = []
+    for i, row in enumerate(rows):
+        head = Text("\n" if i else "")
+        head.append(f"{row['score']:.3f}  ", style="dim")
+        head.append(_printable(_heading(row)), style="bold")
+        parts.append(head)
         for sub in row["sections"]:
-            section.append("\n↳ " + _printable(_heading(sub)), style="dim")
+            parts.append(Text("  ↳ " + _printable(_heading(sub)), style="dim"))
+        target = _printable(link(row))
+        clickable = bool(row.get("url")) and " " not in target
+        parts.append(
+            Text(
+                target,
+                style=Style(color="blue", link=target) if clickable else "blue",
+                no_wrap=True,
+                overflow="ignore",
+            )
+        )
         # _printable keeps every offset: the ranges still point at the same characters.
         snippet = Text(_printable(row["snippet"]))
         for start, end in row["snippetCode"]:
             snippet.stylize("cyan", start, end)
         for start, end in row["highlights"]:
             snippet.stylize("bold underline", start, end)
-        table.add_row(f"{row['score']:.3f}", section, Text(_printable(link(row))), snippet)
-    return table
+        parts.append(snippet)
+    return Group(*parts)
 
 
 @app.command("inspect")
