@@ -359,3 +359,23 @@ def test_search_alpha(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert scores("--alpha", "0") != scores("--alpha", "1")
     code, _, err = run(["search", index, "install", "--alpha", "2"], capsys)
     assert code == 5 and "alpha" in err
+
+
+def test_an_unwritable_output_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tempfile
+
+    try:  # /sys is read-only even for root; elsewhere this test has no such folder
+        os.close(tempfile.mkstemp(dir="/sys")[0])
+        pytest.skip("/sys takes files here")
+    except OSError:
+        pass
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(DOC)
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/**/*.md"], "output": "/sys/docs.scidx"}))
+    code, out, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 3, (out, err)
+    assert err.startswith("error: cannot write /sys/docs.scidx: the folder /sys does not take")
+    assert "nothing was read or embedded" in err and "scanned" not in out + err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -17,6 +18,7 @@ __all__ = [
     "HashingWriter",
     "atomic_write",
     "check_output_path",
+    "check_output_writable",
     "check_output_target",
     "check_replaceable",
     "file_bytes",
@@ -112,6 +114,36 @@ def check_output_path(path: Path) -> None:
         raise OutputError(
             f"cannot create the output folder {path.parent}: {exc.strerror or exc}; "
             "choose a writable 'output' path"
+        ) from None
+
+
+def check_output_writable(path: Path) -> None:
+    """Refuse, before any input is read or embedded, an output whose folder takes no new file.
+
+    A real probe (a temp file created and removed in the output's folder, or in the nearest
+    folder that exists when it is still to be made) rather than ``os.access``, which trusts
+    permission bits that a read-only mount, an ACL or a full disk contradict.
+
+    Raises:
+        OutputError: Naming the folder and the fix (exit 3).
+    """
+    folder = path.parent
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputError(
+            f"cannot create the output folder {path.parent}: {folder} is not a folder; "
+            "choose a writable 'output' path"
+        )
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write {path}: the folder {folder} does not take new files "
+            f"({exc.strerror or exc}); nothing was read or embedded. Choose a writable "
+            "'output' or make the folder writable"
         ) from None
 
 

@@ -45,6 +45,7 @@ from scidx.pack.fileio import (
     HashingWriter,
     atomic_write,
     check_output_target,
+    check_output_writable,
     check_replaceable,
     file_bytes,
     file_hash,
@@ -415,6 +416,7 @@ def _gather(config: Config | str | Path, report: Progress, *, replace: bool | No
     inputs = collect_inputs(cfg)  # refuses an output that is a matched input (exit 1)
     if replace is not None:
         check_replaceable(cfg.output, config_path=cfg.path, force=replace)
+        check_output_writable(cfg.output)  # before minutes of model time or money
     files = scan_inputs(inputs, report)
     file_hashes = {f.item.source: f.digest for f in files}
     embedder = make_embedder(cfg)
