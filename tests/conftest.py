@@ -41,3 +41,15 @@ def _isolated_cache(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The web tests' folder: ``docs.scidx`` and ``faq.scidx`` from ``web_server``'s records."""
+    from scidx.pack.packer import pack_records
+    from web_server import OTHER, RECORDS, URL_TEMPLATE
+
+    folder = tmp_path_factory.mktemp("web")
+    pack_records(RECORDS, folder / "docs.scidx", url_template=URL_TEMPLATE, use_cache=False)
+    pack_records(OTHER, folder / "faq.scidx", url_template=URL_TEMPLATE, use_cache=False)
+    return folder

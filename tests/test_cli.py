@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scidx.cli import main
+from support.cli import run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,14 +28,6 @@ Run `pip install widget` to install the widget.
 
 Set `allow_origins` in widget.toml to configure cross-origin requests.
 """
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 @pytest.fixture

@@ -12,19 +12,11 @@ from typing import Any
 import pytest
 
 from chat_server import ChatServer, Reply
-from scidx import cli
 from scidx.pack.packer import pack_docs
+from support.cli import run
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-cli-test-0123456789abcdefghij"
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        cli.main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 @pytest.fixture(scope="module")
@@ -241,7 +233,7 @@ def test_eval_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_bench_appends_a_csv_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from test_beir import make_beir
+    from support.datasets import make_beir
 
     root = make_beir(tmp_path / "tiny")
     out_file = tmp_path / "bench.csv"

@@ -10,7 +10,7 @@ import pytest
 
 from scidx.index.hits import PAGE_FIELDS, Hit
 from scidx.index.index import Index, load_bytes
-from test_load import build_index, record
+from support.indexes import build_index, record
 
 TEMPLATE = "https://docs.example.org/{page}#{anchor}"
 

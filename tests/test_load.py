@@ -1,27 +1,19 @@
-"""scidx.load: opening indexes from files, bytes and package resources; validation; lifetime.
-
-Also home of :func:`build_index`, the small test helper that writes an index with
-``format.write_index`` from records (independent of the packer), used by the other runtime tests.
-"""
+"""scidx.load: opening indexes from files, bytes and package resources; validation; lifetime."""
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import random
 import sys
 import threading
 import tracemalloc
 import zipfile
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from scidx.embed.hashing import HashingEmbedder, embedding_text
 from scidx.errors import (
     BadMagicError,
     ChecksumMismatchError,
@@ -31,132 +23,11 @@ from scidx.errors import (
     ScidxError,
     UnsupportedFormatVersionError,
 )
-from scidx.index import bm25, format, offsets
+from scidx.index import format
 from scidx.index.index import Index, load, load_bytes, load_resource
-from scidx.index.texts import encode_texts
-from scidx.pack.arrays import build_offset_arrays, offsets_block
+from support.indexes import DOCS, build_arrays, build_index, record, rewrite, write_arrays
 
-BUILT = "2026-01-01T00:00:00Z"
-
-
-def record(
-    source: str,
-    text: str,
-    *,
-    anchor: str = "",
-    title: str = "",
-    heading_path: Sequence[str] = (),
-    ordinal: int = 0,
-    metadata: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A chunk record like the packer's."""
-    return {
-        "id": f"{source}:{anchor}:{ordinal}",
-        "source": source,
-        "text": text,
-        "anchor": anchor,
-        "title": title,
-        "heading_path": list(heading_path),
-        "ordinal": ordinal,
-        "metadata": dict(metadata or {}),
-    }
-
-
-def build_arrays(
-    records: Sequence[Mapping[str, Any]],
-    *,
-    dims: int = 64,
-    vectors: np.ndarray | None = None,
-    stamp: Mapping[str, Any] | None = None,
-    url_template: str | None = None,
-    k1: float = bm25.DEFAULT_K1,
-    b: float = bm25.DEFAULT_B,
-    heading_weight: float = bm25.DEFAULT_HEADING_WEIGHT,
-    snippet_offsets: bool = True,
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays and meta of an index over ``records`` (already in row order)."""
-    texts = [r["text"] for r in records]
-    sources = sorted({r["source"] for r in records})
-    row_of = {s: i for i, s in enumerate(sources)}
-    first = {s: next(r for r in records if r["source"] == s) for s in sources}
-    arrays: dict[str, np.ndarray] = {}
-
-    def put(name: str, values: Sequence[str]) -> None:
-        arrays[f"{name}.offsets"], arrays[f"{name}.data"] = format.encode_strings(values)
-
-    put("chunk.id", [r["id"] for r in records])
-    arrays.update(encode_texts([r["text"] for r in records], None))
-    put("chunk.heading", ["\x1f".join(r["heading_path"]) for r in records])
-    put("chunk.anchor", [r["anchor"] for r in records])
-    arrays["chunk.source"] = np.array([row_of[r["source"]] for r in records], dtype="<u4")
-    arrays["chunk.ordinal"] = np.array([r["ordinal"] for r in records], dtype="<u4")
-    arrays["chunk.span"] = np.zeros((len(records), 4), dtype="<u8")
-    put("source.path", sources)
-    put("source.title", [first[s]["title"] for s in sources])
-    put("source.meta", [json.dumps(first[s]["metadata"], sort_keys=True) for s in sources])
-    embedder = HashingEmbedder(dims)
-    if vectors is None:
-        vectors = embedder.embed(
-            [embedding_text(r["title"], r["heading_path"], r["text"]) for r in records]
-        )
-    arrays["vectors"] = np.ascontiguousarray(vectors, dtype="<f4").reshape(len(records), -1)
-    headings = [
-        "\n".join([r["title"], *[h for h in r["heading_path"] if h != r["title"]]]) for r in records
-    ]
-    bm_arrays, bm_meta = bm25.build_arrays(
-        headings, [r["text"] for r in records], k1=k1, b=b, heading_weight=heading_weight
-    )
-    arrays.update(bm_arrays)
-    meta = {
-        "provider": dict(stamp) if stamp is not None else embedder.stamp(),
-        "bm25": bm_meta,
-        "urlTemplate": url_template,
-        "counts": {"chunks": len(records), "sources": len(sources)},
-    }
-    if snippet_offsets:  # so the damage tests below reach these arrays too
-        arrays.update(build_offset_arrays([offsets_block(texts)]))
-        meta["snippets"] = {"offsets": offsets.OFFSETS_VERSION}
-    return arrays, meta
-
-
-def write_arrays(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> bytes:
-    buf = io.BytesIO()
-    format.write_index(buf, arrays, meta, built_utc=BUILT, generator="scidx-tests")
-    return buf.getvalue()
-
-
-def build_index(records: Sequence[Mapping[str, Any]], **kwargs: Any) -> bytes:
-    """The bytes of a complete index over ``records`` (see :func:`build_arrays`)."""
-    arrays, meta = build_arrays(records, **kwargs)
-    return write_arrays(arrays, meta)
-
-
-DOCS = [
-    record(
-        "guide/install.md",
-        "Install kubectl with your package manager, then check the version.",
-        anchor="install",
-        title="Guide",
-        heading_path=["Guide", "Install"],
-        metadata={"section": "guide"},
-    ),
-    record(
-        "guide/install.md",
-        "Configure CORS with the allow_origins setting.",
-        anchor="cors",
-        title="Guide",
-        heading_path=["Guide", "CORS"],
-        metadata={"section": "guide"},
-    ),
-    record(
-        "ref/options.md",
-        "The max_chunk_chars option bounds the size of each chunk.",
-        anchor="options",
-        title="Options",
-        heading_path=["Options"],
-        metadata={"section": "reference"},
-    ),
-]
+DOCS_INDEX = build_index(DOCS)
 
 
 @pytest.fixture
@@ -358,12 +229,6 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
         load(tmp_path / "missing.scidx")
 
 
-def _rewrite(mutate: Any) -> bytes:
-    arrays, meta = build_arrays(DOCS)
-    mutate(arrays, meta)
-    return write_arrays(arrays, meta)
-
-
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -398,7 +263,7 @@ def _rewrite(mutate: Any) -> bytes:
     ],
 )
 def test_inconsistent_arrays_are_corrupt(mutate: Any, message: str) -> None:
-    data = _rewrite(mutate)
+    data = rewrite(DOCS_INDEX, mutate)
     with pytest.raises(CorruptIndexError) as info:
         load_bytes(data, source="bad.scidx")
     assert message in str(info.value)
@@ -407,7 +272,7 @@ def test_inconsistent_arrays_are_corrupt(mutate: Any, message: str) -> None:
 
 
 def test_tokenizer_version_mismatch_is_unsupported() -> None:
-    data = _rewrite(lambda a, m: m["bm25"].__setitem__("tokenizer", "scidx-tok-99"))
+    data = rewrite(DOCS_INDEX, lambda a, m: m["bm25"].__setitem__("tokenizer", "scidx-tok-99"))
     with pytest.raises(UnsupportedFormatVersionError) as info:
         load_bytes(data, source="old.scidx")
     assert str(info.value) == (
@@ -441,7 +306,7 @@ def test_tokenizer_version_mismatch_is_unsupported() -> None:
     ],
 )
 def test_verify_finds_what_lazy_loading_does_not(mutate: Any, message: str) -> None:
-    data = _rewrite(mutate)
+    data = rewrite(DOCS_INDEX, mutate)
     load_bytes(data).close()  # constant-time open does not read these
     with pytest.raises(CorruptIndexError, match=message):
         load_bytes(data, verify=True)
@@ -530,7 +395,7 @@ def test_a_wild_posting_is_a_corrupt_index_error_in_every_mode(position: int) ->
         post[position] = 1 << 28
         a["bm25.post_doc"] = post
 
-    with load_bytes(_rewrite(mutate)) as idx:
+    with load_bytes(rewrite(DOCS_INDEX, mutate)) as idx:
         for mode in ("keyword", "vector", "hybrid"):
             for kwargs in ({}, {"source": "guide/*"}, {"heading": "cors"}):
                 try:

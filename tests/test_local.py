@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from onnx_models import constant_model, nan_model
-from scidx.cli import main
 from scidx.embed.base import DEFAULT_FUSION
 from scidx.embed.local import FUSION, LocalEmbedder, model_identity, read_model_files
 from scidx.errors import ConfigError, ProviderError, QueryEmbeddingError
 from scidx.index.index import load
 from scidx.pack.packer import pack_docs, pack_records
+from support.cli import run
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_FILES = (
@@ -108,14 +108,6 @@ def make_project(root: Path, model: str | Path, **extra: object) -> Path:
     }
     cfg.write_text(json.dumps(settings), encoding="utf-8")
     return cfg
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 def tree_bytes(folder: Path) -> dict[str, bytes]:

@@ -8,10 +8,7 @@ stem is not a prefix of them ("using" for "use"), never mark a wrong one.
 
 from __future__ import annotations
 
-import io
-import json
 import random
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +16,14 @@ import numpy as np
 import pytest
 
 from scidx.errors import CorruptIndexError, ScidxError
-from scidx.index import format, highlight, offsets
-from scidx.index.highlight import CODE_END, CODE_START, Snippet, build_snippet, flatten
+from scidx.index import format, offsets
+from scidx.index.highlight import CODE_END, CODE_START, build_snippet, flatten
 from scidx.index.index import Index, load, load_bytes
 from scidx.pack.arrays import build_offset_arrays, offsets_block
 from scidx.pack.packer import pack_records
 from scidx.tokenize import term_spans, tokenize
-
-
-def exact_snippet(text: str, terms: Sequence[str], limit: int) -> Snippet:
-    """The definition, by brute force: tokenize every word of the flat text."""
-    flat, code = flatten(text)
-    wanted = {t for t in terms if t}
-    matches = []
-    for start, end, made in term_spans(flat):
-        term = next((t for t in made if t in wanted), None)
-        if term is not None:
-            matches.append((start, end, term))
-    return highlight._assemble(flat, code, matches, limit)
+from support.indexes import rewrite
+from support.snippets import exact_snippet
 
 
 def snippets_of(idx: Index, query: str, k: int = 10, chars: int = 240) -> list[tuple[Any, ...]]:
@@ -194,17 +181,6 @@ def test_the_pack_records_the_offsets_version(small: Path) -> None:
 # Indexes without offsets, or with offsets this reader does not know: the scan.
 
 
-def _rewrite(path: Path, mutate: Any) -> bytes:
-    data = path.read_bytes()
-    header = format.read_header(data)
-    arrays = {name: format.array_view(data, header, name).copy() for name in header.arrays}
-    meta = json.loads(json.dumps(header.meta))
-    mutate(arrays, meta)
-    buf = io.BytesIO()
-    format.write_index(buf, arrays, meta, built_utc=header.built_utc, generator="scidx-tests")
-    return buf.getvalue()
-
-
 def _drop_offsets(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
     for name in offsets.ARRAY_NAMES:
         arrays.pop(name)
@@ -220,7 +196,7 @@ def _drop_offsets(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
     ],
 )
 def test_without_known_offsets_snippets_scan(small: Path, mutate: Any) -> None:
-    data = _rewrite(small, mutate)
+    data = rewrite(small.read_bytes(), mutate)
     with load_bytes(data) as idx:
         assert idx._searcher is not None and idx._searcher.corpus.offsets is None
         for query in QUERIES:
@@ -247,7 +223,7 @@ def test_without_known_offsets_snippets_scan(small: Path, mutate: Any) -> None:
     ],
 )
 def test_inconsistent_offsets_are_corrupt(small: Path, mutate: Any, message: str) -> None:
-    data = _rewrite(small, mutate)
+    data = rewrite(small.read_bytes(), mutate)
     with pytest.raises(CorruptIndexError, match=message):
         load_bytes(data, source="bad.scidx")
 
@@ -266,7 +242,7 @@ def test_inconsistent_offsets_are_corrupt(small: Path, mutate: Any, message: str
     ],
 )
 def test_verify_checks_the_offsets(small: Path, mutate: Any, message: str) -> None:
-    data = _rewrite(small, mutate)
+    data = rewrite(small.read_bytes(), mutate)
     load_bytes(data).close()  # the constant-time open does not read them
     with pytest.raises(CorruptIndexError, match=message):
         load_bytes(data, verify=True)
@@ -300,7 +276,7 @@ def test_forged_offsets_never_break_a_snippet(small: Path, which: str) -> None:
     mark outside the snippet text."""
     rnd = random.Random(which)
     for _trial in range(25):
-        data = _rewrite(small, lambda a, m: _forge(rnd, a, which))
+        data = rewrite(small.read_bytes(), lambda a, m: _forge(rnd, a, which))
         with load_bytes(data) as idx:
             for query in QUERIES:
                 for hit in idx.search(query, k=10, group=None):

@@ -16,7 +16,7 @@ from scidx.index.params import (
     SearchOptions,
     SearchParams,
 )
-from test_load import DOCS, build_index
+from support.indexes import DOCS, build_index
 
 
 @pytest.fixture(scope="module")

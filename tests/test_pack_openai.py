@@ -10,7 +10,7 @@ import pytest
 
 import scidx
 from openai_server import Behaviour, FakeOpenAIServer
-from scidx.cli import main
+from support.cli import run
 
 FAKE_KEY = "sk-scidxPACKCANARY-3Jd8QpL2vN6"
 
@@ -59,14 +59,6 @@ def project(tmp_path: Path, server: FakeOpenAIServer) -> Path:
         )
     )
     return cfg
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 def test_missing_key_exits_2_before_any_request(

@@ -20,7 +20,6 @@ import psycopg
 import pytest
 
 from pg_server import PASSWORD, PASSWORD_ROLE, PgServer
-from scidx import cli
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import DatabaseError
 from scidx.evaluation.metrics import mean_metrics
@@ -28,6 +27,7 @@ from scidx.index.index import Index, load_bytes
 from scidx.index.retrieval import IndexRetriever, RetrievalRequest
 from scidx.pack.packer import pack_docs, pack_records
 from scidx.postgres import PostgresRetriever, export_index
+from support.cli import run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,14 +45,6 @@ def pg() -> Iterator[PgServer]:
         yield server
     finally:
         server.stop()
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        cli.main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def _record(i: int, text: str, **extra: Any) -> dict[str, Any]:

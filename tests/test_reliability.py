@@ -26,13 +26,11 @@ from scidx.index.safety import (
     terminal_safe,
 )
 from scidx.index.urls import parse_url_template, render_url, url_template_problem
-from test_load import DOCS, build_arrays, build_index, write_arrays
+from support.indexes import DOCS, build_arrays, build_index, rewrite, write_arrays
 
 
 def _forge(mutate: Any) -> bytes:
-    arrays, meta = build_arrays(DOCS)
-    mutate(arrays, meta)
-    return write_arrays(arrays, meta)
+    return rewrite(build_index(DOCS), mutate)
 
 
 def empty_arrays(dims: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

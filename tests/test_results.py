@@ -302,7 +302,7 @@ def test_hit_snippets_mark_exactly_the_query_words(rust_book: Path, mode: str) -
     Every hit of many queries (the book's own headings, so code, stems and Unicode all occur)
     must get exactly the snippet that definition gives, worked out by brute force.
     """
-    from test_offsets import exact_snippet
+    from support.snippets import exact_snippet
 
     with load(rust_book) as idx:
         queries = sorted(

@@ -12,12 +12,12 @@ import pytest
 
 import scidx
 from chat_server import ChatServer, Reply
-from scidx import cli
 from scidx.errors import ChatMissingKeyError, ConfigError, QueryRewriteError
 from scidx.index.retrieval import IndexRetriever, RetrievalRequest, StageEvent
 from scidx.rag.pipeline import Pipeline, TraceRecord, query_hash
 from scidx.rag.rewrite import MAX_REWRITE_CHARS, Rewrite, checked_rewrite
 from scidx.rag.rewriters import LLMRewriter, load_rewriter
+from support.cli import run as _run
 
 KEY = "sk-test-rewrite-0123456789abcdef"
 RECORDS = [
@@ -154,14 +154,6 @@ def test_plugins_by_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert checked_rewrite(rewriter, "cache ttl") == Rewrite("cache time to live", "cache ttl")
     with pytest.raises(ConfigError, match="no query rewriter named 'nope'"):
         load_rewriter("nope")
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        cli.main(argv)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def test_cli_query_shows_the_rewrite(

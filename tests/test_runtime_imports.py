@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_load import DOCS, build_index
+from support.indexes import DOCS, build_index
 
 HEAVY = ("typer", "rich", "markdown_it", "openai", "platformdirs")
 

@@ -15,7 +15,7 @@ from scidx.index.highlight import build_snippet
 from scidx.index.hits import Hit
 from scidx.index.index import Index, load_bytes
 from scidx.index.search import PRF_BETA, PRF_DOCS, top_k_dense
-from test_load import DOCS, build_index, record
+from support.indexes import DOCS, build_index, record
 
 WORDS = "alpha beta gamma delta kappa sigma omega theta lambda zeta".split()
 

@@ -17,7 +17,7 @@ from scidx.errors import (
     QueryError,
     UnsupportedFormatVersionError,
 )
-from scidx.index.format import array_view, read_header, write_index
+from scidx.index.format import array_view, read_header
 from scidx.index.vectors import (
     BinaryVectors,
     bits_width,
@@ -28,6 +28,7 @@ from scidx.index.vectors import (
 )
 from scidx.pack.config import config_from_dict
 from scidx.pack.packer import pack_docs, pack_records
+from support.indexes import rewrite
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_DOCS = ROOT / "fixtures" / "docs"
@@ -230,29 +231,19 @@ def test_bad_rescore_is_a_query_error(packed: dict[str, bytes]) -> None:
 
 def _rewrite(data: bytes, *, meta: dict[str, Any] | None = None, **arrays: Any) -> bytes:
     """The index with some arrays replaced (None drops one) or its meta changed."""
-    header = read_header(data)
-    current = {name: np.array(array_view(data, header, name)) for name in header.arrays}
-    for name, value in arrays.items():
-        name = name.replace("__", ".")
-        if value is None:
-            current.pop(name)
-        else:
-            current[name] = value
-    out = bytearray()
 
-    class Sink:
-        def write(self, chunk: bytes) -> int:
-            out.extend(chunk)
-            return len(chunk)
+    def change(current: dict[str, Any], stored: dict[str, Any]) -> None:
+        for name, value in arrays.items():
+            name = name.replace("__", ".")
+            if value is None:
+                current.pop(name)
+            else:
+                current[name] = value
+        if meta is not None:
+            stored.clear()
+            stored.update(meta)
 
-    write_index(
-        Sink(),  # type: ignore[arg-type]
-        current,
-        meta if meta is not None else header.meta,
-        built_utc=header.built_utc,
-        generator=header.generator,
-    )
-    return bytes(out)
+    return rewrite(data, change)
 
 
 def test_unknown_encoding_is_named(packed: dict[str, bytes]) -> None:

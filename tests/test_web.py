@@ -29,17 +29,8 @@ from typer.testing import CliRunner  # noqa: E402
 import scidx.cli.run  # noqa: E402,F401 (registers the commands on the app)
 from scidx.cli.app import app as cli_app  # noqa: E402
 from scidx.index.index import load  # noqa: E402
-from scidx.pack.packer import pack_records  # noqa: E402
 from scidx.web import IndexSet, ServedIndex, WebSettings, create_app, store_name  # noqa: E402
-from web_server import OTHER, RECORDS, URL_TEMPLATE, UvicornThread, assert_error  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("web")
-    pack_records(RECORDS, folder / "docs.scidx", url_template=URL_TEMPLATE, use_cache=False)
-    pack_records(OTHER, folder / "faq.scidx", url_template=URL_TEMPLATE, use_cache=False)
-    return folder
+from web_server import UvicornThread, assert_error  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -440,7 +431,7 @@ def test_serve_doc_examples_run(
 
 def test_index_that_cannot_embed_queries_here(monkeypatch: pytest.MonkeyPatch) -> None:
     from scidx.index.index import load_bytes
-    from test_load import DOCS, build_index
+    from support.indexes import DOCS, build_index
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     stamp = {"provider": "openai", "model": "text-embedding-3-small", "dimensions": 64}

@@ -9,7 +9,6 @@ installs. Without that browser the tests skip, unless ``SCIDX_REQUIRE_BROWSER=1`
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,32 +26,10 @@ from starlette.routing import Mount, Route  # noqa: E402
 
 from scidx.pack.packer import pack_docs  # noqa: E402
 from scidx.web import WebSettings, create_app  # noqa: E402
+from support.browser import FLAGS, artifact, chromium  # noqa: E402
 from web_server import UvicornThread  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-BROWSERS = ("chromium-headless-shell", "chromium")
-# This machine's network is closed: without these, Chromium keeps trying to reach Google.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def chromium() -> str:
-    for name in (os.environ.get("SCIDX_CHROMIUM", ""), *BROWSERS):
-        found = shutil.which(name) if name else None
-        if found:
-            return found
-    msg = "no Chromium (apt-get install chromium-headless-shell; .ci/run does)"
-    if os.environ.get("SCIDX_REQUIRE_BROWSER") == "1":
-        pytest.fail(msg + "; SCIDX_REQUIRE_BROWSER=1 requires it", pytrace=False)
-    pytest.skip(msg)
 
 
 @pytest.fixture(scope="module")
@@ -120,12 +97,6 @@ def wait_for_status(page: Any, text: str) -> None:
     page.wait_for_function(
         "(text) => document.getElementById('status').textContent.includes(text)", arg=text
     )
-
-
-def artifact(name: str) -> Path:
-    folder = Path(os.environ.get("SCIDX_ARTIFACTS", ROOT / "test-artifacts"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / name
 
 
 def test_type_see_results_walk_and_follow(

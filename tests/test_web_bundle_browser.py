@@ -26,7 +26,7 @@ from scidx.index.index import Index, load, load_bytes
 from scidx.tokenize import tokenize
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (test extra)")
-from test_web_browser import FLAGS, artifact, chromium  # noqa: E402
+from support.browser import FLAGS, artifact, chromium  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS_QUERIES = [

@@ -21,12 +21,11 @@ pytest.importorskip("uvicorn", reason="scidx.web needs the serve extra")
 
 from scidx.index.index import load  # noqa: E402
 from scidx.web import WebSettings, create_app  # noqa: E402
-from test_web import index_dir  # noqa: E402,F401 (the fixture)
 from web_server import UvicornThread, assert_error  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def server(index_dir: Path) -> Iterator[UvicornThread]:  # noqa: F811
+def server(index_dir: Path) -> Iterator[UvicornThread]:
     app = create_app(
         [index_dir / "docs.scidx", index_dir / "faq.scidx"],
         WebSettings(token_env=None, max_body_bytes=4096),
@@ -47,7 +46,7 @@ def http(server: UvicornThread) -> Iterator[httpx.Client]:
         yield c
 
 
-def test_search_with_the_sdk(client: openai.OpenAI, index_dir: Path) -> None:  # noqa: F811
+def test_search_with_the_sdk(client: openai.OpenAI, index_dir: Path) -> None:
     page = client.vector_stores.search("docs", query="rotate nginx logs", max_num_results=3)
     results = list(page)
     assert 1 <= len(results) <= 3
@@ -136,7 +135,7 @@ def test_filters(client: openai.OpenAI) -> None:
     assert [r.attributes["anchor"] for r in one if r.attributes] in (["install"], [])
 
 
-def test_list_and_retrieve(client: openai.OpenAI, index_dir: Path) -> None:  # noqa: F811
+def test_list_and_retrieve(client: openai.OpenAI, index_dir: Path) -> None:
     stores = list(client.vector_stores.list())
     assert sorted(s.id for s in stores) == ["docs", "faq"]
     docs = client.vector_stores.retrieve("docs")
@@ -234,7 +233,7 @@ def test_oversized_chunked_body(http: httpx.Client) -> None:
     assert_error(response, 413, "larger than 4096 bytes")
 
 
-def test_embeddings_for_local_providers(client: openai.OpenAI, index_dir: Path) -> None:  # noqa: F811
+def test_embeddings_for_local_providers(client: openai.OpenAI, index_dir: Path) -> None:
     with load(index_dir / "docs.scidx") as idx:
         expected = idx.embed_query("rotate logs")
         model = idx.stamp["model"]
