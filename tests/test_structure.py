@@ -213,6 +213,11 @@ def _long_functions(src: Path) -> list[str]:
     return long
 
 
+def test_no_function_is_longer_than_100_lines() -> None:
+    long = _long_functions(SRC)
+    assert not long, "functions over 100 lines (code and docstring):\n  " + "\n  ".join(long)
+
+
 def test_the_length_check_counts_the_docstring(tmp_path: Path) -> None:
     body = "    x = 1\n" * 97
     (tmp_path / "scidx").mkdir()
@@ -236,3 +241,19 @@ def test_ci_runs_the_readme_test_command_and_the_static_checks() -> None:
         ".venv/bin/lint-imports",
     ):
         assert any(line.startswith(check + " ") or line == check for line in ci), check
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in tests/support (and the server modules), never in a test_*.py."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[-1].startswith("test_"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name}")
+    assert not offenders, offenders

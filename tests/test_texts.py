@@ -12,7 +12,7 @@ import pytest
 from scidx.errors import CorruptIndexError
 from scidx.index.index import load_bytes
 from scidx.index.texts import DICT_BYTES, TextStore, encode_texts, make_dictionary
-from test_load import DOCS, build_arrays, write_arrays
+from support.indexes import DOCS, build_arrays, write_arrays
 
 WORDS = ["pod", "kubectl", "ünïcode", "", "`code`", "日本語", "a" * 300, "\n\n", "emoji 🎉"]
 

@@ -543,67 +543,78 @@ def eval_command(
         echo(f"baseline {baseline}: OK ({', '.join(gate.compared) or 'no modes compared'})")
 
 
+# The options of bench_command, declared here so that its signature stays one line each.
+_BenchSplit = Annotated[str, typer.Option("--split", help="qrels split: train, dev, test.")]
+_BenchProvider = Annotated[
+    str, typer.Option("--provider", help="hashing (offline), local (ONNX model) or openai.")
+]
+_BenchModel = Annotated[
+    str | None,
+    typer.Option("--model", help="Embedding model (provider default); local: its folder."),
+]
+_BenchDimensions = Annotated[
+    int | None,
+    typer.Option("--dimensions", help="Vector dimensions (default 512; local: the model's)."),
+]
+_BenchModes = Annotated[
+    list[str] | None,
+    typer.Option("--mode", "-m", help="hybrid, keyword, vector or all (repeatable)."),
+]
+_BenchLimit = Annotated[
+    int | None, typer.Option("--limit", help="Only the first N judged queries.")
+]
+_BenchBm25s = Annotated[
+    bool, typer.Option("--bm25s", help="Also measure bm25s (stemmed) as a reference.")
+]
+_BenchOut = Annotated[
+    Path | None, typer.Option("--out", help="Append the row(s) to this CSV file.")
+]
+_BenchPostgres = Annotated[
+    str | None,
+    typer.Option(
+        "--postgres", help="Export the packed corpus to this PostgreSQL DSN and query there."
+    ),
+]
+_BenchMmr = Annotated[
+    list[float] | None,
+    typer.Option("--mmr", help="Also rank with maximal marginal relevance at this λ (repeatable)."),
+]
+_BenchVectors = Annotated[
+    str | None,
+    typer.Option("--vectors", help="Vector encoding to pack: float32, int8 or binary."),
+]
+_BenchReplicate = Annotated[
+    int,
+    typer.Option(
+        "--replicate",
+        help="Pack the corpus N times (distinct ids) to measure speed at scale; no "
+        "quality metrics then.",
+    ),
+]
+
+
 @app.command("bench")
 def bench_command(
     beir: Annotated[Path, typer.Option("--beir", help="A BEIR dataset folder.")],
-    split: Annotated[str, typer.Option("--split", help="qrels split: train, dev, test.")] = (
-        "test"
-    ),
-    provider: Annotated[
-        str, typer.Option("--provider", help="hashing (offline), local (ONNX model) or openai.")
-    ] = "hashing",
-    model: Annotated[
-        str | None,
-        typer.Option("--model", help="Embedding model (provider default); local: its folder."),
-    ] = None,
-    dimensions: Annotated[
-        int | None,
-        typer.Option("--dimensions", help="Vector dimensions (default 512; local: the model's)."),
-    ] = None,
-    modes: Annotated[
-        list[str] | None,
-        typer.Option("--mode", "-m", help="hybrid, keyword, vector or all (repeatable)."),
-    ] = None,
+    split: _BenchSplit = "test",
+    provider: _BenchProvider = "hashing",
+    model: _BenchModel = None,
+    dimensions: _BenchDimensions = None,
+    modes: _BenchModes = None,
     k: Annotated[int, typer.Option("-k", "--k", help="Results per query.")] = 100,
-    limit: Annotated[
-        int | None, typer.Option("--limit", help="Only the first N judged queries.")
-    ] = None,
-    bm25s: Annotated[
-        bool, typer.Option("--bm25s", help="Also measure bm25s (stemmed) as a reference.")
-    ] = False,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Append the row(s) to this CSV file.")
-    ] = None,
+    limit: _BenchLimit = None,
+    bm25s: _BenchBm25s = False,
+    out: _BenchOut = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the row(s) as JSON.")] = False,
-    postgres: Annotated[
-        str | None,
-        typer.Option(
-            "--postgres", help="Export the packed corpus to this PostgreSQL DSN and query there."
-        ),
-    ] = None,
+    postgres: _BenchPostgres = None,
     table: Annotated[str, TABLE_OPT] = "scidx_bench",
-    mmr: Annotated[
-        list[float] | None,
-        typer.Option(
-            "--mmr", help="Also rank with maximal marginal relevance at this λ (repeatable)."
-        ),
-    ] = None,
+    mmr: _BenchMmr = None,
     rerank: Annotated[str | None, RERANK_OPT] = None,
     rerank_model: Annotated[str | None, RERANK_MODEL_OPT] = None,
     rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
     rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
-    vectors: Annotated[
-        str | None,
-        typer.Option("--vectors", help="Vector encoding to pack: float32, int8 or binary."),
-    ] = None,
-    replicate: Annotated[
-        int,
-        typer.Option(
-            "--replicate",
-            help="Pack the corpus N times (distinct ids) to measure speed at scale; no "
-            "quality metrics then.",
-        ),
-    ] = 1,
+    vectors: _BenchVectors = None,
+    replicate: _BenchReplicate = 1,
 ) -> None:
     """Benchmark retrieval on a BEIR dataset: nDCG@10, Recall@100, MRR@10 and timings.
 

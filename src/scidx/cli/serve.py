@@ -61,104 +61,121 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+# The options of serve_command, declared here so that its signature stays one line each.
+_Indexes = Annotated[
+    list[str],
+    typer.Argument(
+        help="The .scidx files to serve; NAME=PATH sets the vector-store id (default: the "
+        "file name without .scidx).",
+        metavar="INDEX...",
+    ),
+]
+_Host = Annotated[
+    str, typer.Option("--host", help="Address to listen on (loopback unless you say so).")
+]
+_Mode = Annotated[
+    str, typer.Option("--mode", help="Default search mode: hybrid, keyword or vector.")
+]
+_TokenEnv = Annotated[
+    str,
+    typer.Option(
+        "--token-env",
+        help="Environment variable holding the bearer token; unset or empty: no auth.",
+    ),
+]
+_CorsOrigin = Annotated[
+    list[str] | None,
+    typer.Option("--cors-origin", help="Origin allowed to call the API (repeatable; '*' any)."),
+]
+_MaxBody = Annotated[int, typer.Option("--max-body", help="Largest request body in bytes.")]
+_ReloadInterval = Annotated[
+    float,
+    typer.Option(
+        "--reload-interval", help="Seconds between checks for replaced index files; 0: off."
+    ),
+]
+_Verify = Annotated[
+    bool,
+    typer.Option("--verify/--no-verify", help="Check every checksum when (re)loading."),
+]
+_LoadMode = Annotated[
+    str,
+    typer.Option(
+        "--load",
+        help="How index files are held: auto (memory up to --memory-max, else a private "
+        "copy), memory, copy, or map (the file itself; unsafe if it is rewritten in place).",
+    ),
+]
+_MemoryMax = Annotated[
+    int,
+    typer.Option("--memory-max", help="With --load auto: largest index (MiB) read into memory."),
+]
+_AllowedHost = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-host",
+        help="Another Host header value to answer (repeatable; '.example.com' with its "
+        "subdomains, '*' any). Always answered: the --host address and localhost.",
+    ),
+]
+_ReadTimeout = Annotated[
+    float,
+    typer.Option(
+        "--read-timeout",
+        help="Seconds a client has to send a whole request (headers and body).",
+    ),
+]
+_MaxConnections = Annotated[
+    int,
+    typer.Option("--max-connections", help="Most connections open at once (then 503)."),
+]
+_SearchThreads = Annotated[
+    int,
+    typer.Option("--search-threads", help="Searches running at once (0: one per core)."),
+]
+_AccessLog = Annotated[
+    bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
+]
+_ModelDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--model-dir",
+        help="Where a local-provider index's query model is: its folder, or a folder "
+        "holding it (default: where it was packed on this machine, then $SCIDX_MODEL_DIR).",
+    ),
+]
+_KeywordOnly = Annotated[
+    bool,
+    typer.Option(
+        "--keyword-only",
+        help="Serve indexes whose query model is missing here with keyword search only "
+        "(without it, serve refuses to start).",
+    ),
+]
+
+
 @app.command("serve")
 def serve_command(
-    indexes: Annotated[
-        list[str],
-        typer.Argument(
-            help="The .scidx files to serve; NAME=PATH sets the vector-store id (default: the "
-            "file name without .scidx).",
-            metavar="INDEX...",
-        ),
-    ],
-    host: Annotated[
-        str, typer.Option("--host", help="Address to listen on (loopback unless you say so).")
-    ] = "127.0.0.1",
+    indexes: _Indexes,
+    host: _Host = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port; 0 picks a free one.")] = 8000,
-    mode: Annotated[
-        str, typer.Option("--mode", help="Default search mode: hybrid, keyword or vector.")
-    ] = "hybrid",
-    token_env: Annotated[
-        str,
-        typer.Option(
-            "--token-env",
-            help="Environment variable holding the bearer token; unset or empty: no auth.",
-        ),
-    ] = "SCIDX_SERVE_TOKEN",
-    cors_origin: Annotated[
-        list[str] | None,
-        typer.Option("--cors-origin", help="Origin allowed to call the API (repeatable; '*' any)."),
-    ] = None,
+    mode: _Mode = "hybrid",
+    token_env: _TokenEnv = "SCIDX_SERVE_TOKEN",
+    cors_origin: _CorsOrigin = None,
     max_k: Annotated[int, typer.Option("--max-k", help="Most hits per request.")] = 50,
-    max_body: Annotated[int, typer.Option("--max-body", help="Largest request body in bytes.")] = 64
-    * 1024,
-    reload_interval: Annotated[
-        float,
-        typer.Option(
-            "--reload-interval", help="Seconds between checks for replaced index files; 0: off."
-        ),
-    ] = 1.0,
-    verify: Annotated[
-        bool,
-        typer.Option("--verify/--no-verify", help="Check every checksum when (re)loading."),
-    ] = True,
-    load_mode: Annotated[
-        str,
-        typer.Option(
-            "--load",
-            help="How index files are held: auto (memory up to --memory-max, else a private "
-            "copy), memory, copy, or map (the file itself; unsafe if it is rewritten in place).",
-        ),
-    ] = "auto",
-    memory_max: Annotated[
-        int,
-        typer.Option(
-            "--memory-max", help="With --load auto: largest index (MiB) read into memory."
-        ),
-    ] = 256,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-host",
-            help="Another Host header value to answer (repeatable; '.example.com' with its "
-            "subdomains, '*' any). Always answered: the --host address and localhost.",
-        ),
-    ] = None,
-    read_timeout: Annotated[
-        float,
-        typer.Option(
-            "--read-timeout",
-            help="Seconds a client has to send a whole request (headers and body).",
-        ),
-    ] = 10.0,
-    max_connections: Annotated[
-        int,
-        typer.Option("--max-connections", help="Most connections open at once (then 503)."),
-    ] = 512,
-    search_threads: Annotated[
-        int,
-        typer.Option("--search-threads", help="Searches running at once (0: one per core)."),
-    ] = 0,
+    max_body: _MaxBody = 64 * 1024,
+    reload_interval: _ReloadInterval = 1.0,
+    verify: _Verify = True,
+    load_mode: _LoadMode = "auto",
+    memory_max: _MemoryMax = 256,
+    allowed_host: _AllowedHost = None,
+    read_timeout: _ReadTimeout = 10.0,
+    max_connections: _MaxConnections = 512,
+    search_threads: _SearchThreads = 0,
     title: Annotated[str, typer.Option("--title", help="The search page's heading.")] = "Search",
-    access_log: Annotated[
-        bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
-    ] = False,
-    model_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--model-dir",
-            help="Where a local-provider index's query model is: its folder, or a folder "
-            "holding it (default: where it was packed on this machine, then $SCIDX_MODEL_DIR).",
-        ),
-    ] = None,
-    keyword_only: Annotated[
-        bool,
-        typer.Option(
-            "--keyword-only",
-            help="Serve indexes whose query model is missing here with keyword search only "
-            "(without it, serve refuses to start).",
-        ),
-    ] = False,
+    access_log: _AccessLog = False,
+    model_dir: _ModelDir = None,
+    keyword_only: _KeywordOnly = False,
 ) -> None:
     """Serve indexes over HTTP: a search page, GET /search and OpenAI's vector-store API.
 

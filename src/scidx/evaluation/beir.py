@@ -398,50 +398,12 @@ def run_bench(
         EmbeddingError: The provider failed.
     """
     _check_bench(modes, k, mmr, backend is not None, reranker is not None, replicate)
-    from scidx.pack.packer import pack_records  # build-time module
-
     report = progress or (lambda stage, done, total: None)
     embedder = _make_embedder(provider, model, dimensions)
     queries, qrels = _subset(data, limit)
     started = time.perf_counter()
-    records = [
-        {"id": did if copy == 1 else f"{did}~{copy}", "title": title, "text": text}
-        for copy in range(1, replicate + 1)
-        for did, title, text in data.corpus
-    ]
-    packed = pack_records(
-        records,
-        None,
-        embedder=embedder,
-        use_cache=provider != "hashing",
-        progress=report,
-        vectors=vectors or DEFAULT_ENCODING,
-    )
-    assert packed.data is not None  # an in-memory pack always returns its bytes
-    # Queries are embedded by the embedder that packed (a local model folder, a plugin's own
-    # settings): no second lookup of the model by its stamp, which needs $SCIDX_MODEL_DIR.
-    index = load_bytes(packed.data, source=f"{data.name} (in memory)", query_embedder=embedder)
-    rank: Callable[[str, int, str], Sequence[tuple[str, float]]]
-    close: Callable[[], None] = _no_close
-    timed: _TimedReranker | None = None
-    extra: dict[str, Any] = {}
-    if backend is not None:
-        try:
-            rank, close = backend(index)
-        except BaseException:
-            index.close()
-            raise
-    else:
-        if reranker is not None:
-            timed = _TimedReranker(reranker)
-            extra = {"rerank": timed, "rerank_top": rerank_top}
-
-        def rank_file(text: str, k: int, mode: str) -> Sequence[tuple[str, float]]:
-            # Only ids and scores count here: rank() skips building hits and snippets.
-            return index.rank(text, k=k, mode=mode, **extra)
-
-        rank = rank_file
-
+    index = _pack_in_memory(data, embedder, report, provider, replicate, vectors)
+    rank, close, timed, extra = _ranker(index, backend, reranker, rerank_top)
     ingest = time.perf_counter() - started
     stamp = index.stamp
     encoded = "postgres" if backend is not None else str(index.meta["vectors"]["encoding"])
@@ -476,6 +438,68 @@ def run_bench(
         close()
         index.close()
     return rows
+
+
+def _pack_in_memory(
+    data: BeirData,
+    embedder: Any,
+    report: Progress,
+    provider: str,
+    replicate: int,
+    vectors: str | None,
+) -> Index:
+    """Pack ``data``'s corpus (``replicate`` copies, distinct ids) in memory and load it."""
+    from scidx.pack.packer import pack_records  # build-time module
+
+    records = [
+        {"id": did if copy == 1 else f"{did}~{copy}", "title": title, "text": text}
+        for copy in range(1, replicate + 1)
+        for did, title, text in data.corpus
+    ]
+    packed = pack_records(
+        records,
+        None,
+        embedder=embedder,
+        use_cache=provider != "hashing",
+        progress=report,
+        vectors=vectors or DEFAULT_ENCODING,
+    )
+    assert packed.data is not None  # an in-memory pack always returns its bytes
+    # Queries are embedded by the embedder that packed (a local model folder, a plugin's own
+    # settings): no second lookup of the model by its stamp, which needs $SCIDX_MODEL_DIR.
+    return load_bytes(packed.data, source=f"{data.name} (in memory)", query_embedder=embedder)
+
+
+_Rank = Callable[[str, int, str], Sequence[tuple[str, float]]]
+
+
+def _ranker(
+    index: Index, backend: Backend | None, reranker: Any, rerank_top: Any
+) -> tuple[_Rank, Callable[[], None], _TimedReranker | None, dict[str, Any]]:
+    """How each query is ranked: ``(rank, close, timed reranker, extra rank options)``.
+
+    The backend's ``rank`` when there is one (the index is closed if it fails to start), else
+    the packed index's own ``rank``, through the timed reranker when one is given.
+    """
+    close: Callable[[], None] = _no_close
+    timed: _TimedReranker | None = None
+    extra: dict[str, Any] = {}
+    if backend is not None:
+        try:
+            rank, close = backend(index)
+        except BaseException:
+            index.close()
+            raise
+        return rank, close, timed, extra
+    if reranker is not None:
+        timed = _TimedReranker(reranker)
+        extra = {"rerank": timed, "rerank_top": rerank_top}
+
+    def rank_file(text: str, k: int, mode: str) -> Sequence[tuple[str, float]]:
+        # Only ids and scores count here: rank() skips building hits and snippets.
+        return index.rank(text, k=k, mode=mode, **extra)
+
+    return rank_file, close, timed, extra
 
 
 def _query_all(

@@ -77,8 +77,13 @@ def _meta_map(header: Header, key: str) -> Mapping[str, Any]:
     return value
 
 
-def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Corpus:
-    """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
+def _checked_meta(header: Header) -> tuple[Mapping[str, Any], int, str | None, str | None]:
+    """The header meta the runtime reads: provider stamp, dimensions, URL template, source root.
+
+    Raises:
+        UnsupportedFormatVersionError: The keyword index used another tokenizer.
+        CorruptIndexError: A value is missing, of the wrong type, or out of bounds.
+    """
     src = header.source
     stamp = _meta_map(header, "provider")
     bm25_meta = _meta_map(header, "bm25")
@@ -113,7 +118,13 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         not isinstance(source_root, str) or not source_root or _source_root_problem(source_root)
     ):
         raise corrupt(src, f"meta `sourceRoot` {source_root!r} is not a relative folder path")
+    return stamp, dims, url_template, source_root
 
+
+def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Corpus:
+    """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
+    src = header.source
+    stamp, dims, url_template, source_root = _checked_meta(header)
     chunk_source = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
     n = int(chunk_source.shape[0])
     s = _shape(header, "source.path.offsets")
@@ -142,21 +153,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     # float32 indexes search the mmapped matrix itself; the others go through their store.
     vectors = store.decode_all() if store.encoding == "float32" else store
 
-    term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
-    v = int(term_hash.shape[0])
-    _expect_shape(header, "bm25.term_ptr", (v + 1,))
-    term_ptr = array_view(buf, header, "bm25.term_ptr", dtype="<u8", ndim=1)
-    post_doc = array_view(buf, header, "bm25.post_doc", dtype="<u4", ndim=1)
-    p = int(post_doc.shape[0])
-    _expect_shape(header, "bm25.post_weight", (p,))
-    post_weight = array_view(buf, header, "bm25.post_weight", dtype="<f4", ndim=1)
-    if int(term_ptr[0]) != 0 or int(term_ptr[-1]) != p:
-        raise corrupt(
-            src,
-            f"array `bm25.term_ptr` runs from {int(term_ptr[0])} to {int(term_ptr[-1])}, "
-            f"expected 0 to {p} (the number of postings)",
-        )
-    doc_len = array_view(buf, header, "bm25.doc_len", dtype="<u4", ndim=1)
+    bm25 = _bm25_arrays(buf, header)
     offsets = _snippet_offsets(buf, header, n)
 
     return Corpus(
@@ -172,7 +169,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         source_meta=tables["source.meta"],
         vectors=vectors,
         store=store,
-        bm25=BM25Arrays(term_hash, term_ptr, post_doc, post_weight, doc_len),
+        bm25=bm25,
         stamp=dict(stamp),
         url_template=url_template,
         fusion=_fusion(header),
@@ -180,6 +177,27 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         source_root=source_root,
         snippet_arrays=offsets,
     )
+
+
+def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
+    """The BM25 arrays, their shapes checked against each other (``V`` terms, ``P`` postings)."""
+    src = header.source
+    term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
+    v = int(term_hash.shape[0])
+    _expect_shape(header, "bm25.term_ptr", (v + 1,))
+    term_ptr = array_view(buf, header, "bm25.term_ptr", dtype="<u8", ndim=1)
+    post_doc = array_view(buf, header, "bm25.post_doc", dtype="<u4", ndim=1)
+    p = int(post_doc.shape[0])
+    _expect_shape(header, "bm25.post_weight", (p,))
+    post_weight = array_view(buf, header, "bm25.post_weight", dtype="<f4", ndim=1)
+    if int(term_ptr[0]) != 0 or int(term_ptr[-1]) != p:
+        raise corrupt(
+            src,
+            f"array `bm25.term_ptr` runs from {int(term_ptr[0])} to {int(term_ptr[-1])}, "
+            f"expected 0 to {p} (the number of postings)",
+        )
+    doc_len = array_view(buf, header, "bm25.doc_len", dtype="<u4", ndim=1)
+    return BM25Arrays(term_hash, term_ptr, post_doc, post_weight, doc_len)
 
 
 def _url_template_problem(template: str) -> bool:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xxhash
@@ -28,6 +28,9 @@ from scidx.pack.cache import EmbeddingCache, default_cache_dir
 from scidx.pack.config import Config
 from scidx.pack.records import Record
 from scidx.tokenize import TOKENIZER_VERSION
+
+if TYPE_CHECKING:
+    from scidx.index.format import Header
 
 __all__ = [
     "SIDECAR_VERSION",
@@ -97,6 +100,70 @@ def chunk_digest(title: str, meta: str, heading: str, text: str) -> str:
     return xxhash.xxh3_64_hexdigest(joined.encode("utf-8", "surrogatepass"))
 
 
+# What _seed_vectors reads of the chunk table: N, chunk.source, source.title, chunk.heading,
+# chunk.text and the texts the vectors were made from (clean text, or the raw text).
+_Tables = tuple[int, Any, Any, Any, Any, Any]
+
+
+def _seed_vectors(
+    mm: bytes, header: Header, embedder: Embedder, encoding: str, tables: _Tables
+) -> dict[bytes, np.ndarray]:
+    """The previous index's vectors that may seed the cache, by cache key (verified rows only).
+
+    Only for the same provider stamp (and, for hashing, the same tokenizer), never when they
+    are less precise than ``encoding`` asks for, and only rows whose ``vectors.key`` still
+    matches their text and vector.
+    """
+    from scidx.index.format import array_view
+    from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
+    from scidx.index.vectors import open_vectors
+    from scidx.pack.cache import cache_key
+
+    n, source_rows, titles, headings, texts, bodies = tables
+    seed: dict[bytes, np.ndarray] = {}
+    old_stamp = header.meta.get("provider")
+    new_stamp = embedder.stamp()
+    bm25_meta = header.meta.get("bm25")
+    old_tokenizer = bm25_meta.get("tokenizer") if isinstance(bm25_meta, dict) else None
+    # Hashing vectors are made from the tokenizer's terms: an index from another tokenizer
+    # version has vectors this one would not produce, so none of them is reused.
+    same_tokenizer = old_tokenizer == TOKENIZER_VERSION or new_stamp.get("provider") != "hashing"
+    if (
+        same_tokenizer
+        and isinstance(old_stamp, dict)
+        and all(
+            old_stamp.get(k) == new_stamp.get(k)
+            for k in ("provider", "model", "dimensions", "normalization")
+        )
+    ):
+        store = open_vectors(mm, header, n, embedder.dimensions)
+        lossy = store.encoding != "float32" and encoding == "float32"
+        # Without per-row keys (packer 3 and older) nothing binds a row to its text: such
+        # an index's vectors are not reused (the disk cache still is).
+        keys = (
+            array_view(mm, header, VECTOR_KEY_ARRAY, dtype="<u8", ndim=1)
+            if VECTOR_KEY_ARRAY in header.arrays
+            else None
+        )
+        shapes = {name: info.shape for name, info in header.arrays.items()}
+        stored = [array_view(mm, header, name) for name in vector_array_names(shapes, n)]
+        if not lossy and keys is not None and keys.shape == (n,) and source_rows.shape == (n,):
+            vectors = store.decode_all()
+            for i in range(n):
+                row = int(source_rows[i])
+                if row >= len(titles):
+                    break
+                rows = [a[i] for a in stored]
+                if int(keys[i]) != vector_key(titles[row], headings[i], texts[i], rows):
+                    continue  # swapped or altered: embed this text afresh
+                heading_path = tuple(h for h in headings[i].split("\x1f") if h)
+                body = bodies[i].replace(CODE_START, "").replace(CODE_END, "")
+                text = embedding_text(titles[row], heading_path, body)
+                key = cache_key(embedder.provider_id, embedder.model_id, embedder.dimensions, text)
+                seed[key] = np.array(vectors[i], dtype=np.float32)
+    return seed
+
+
 def read_previous(
     path: Path,
     embedder: Embedder,
@@ -113,11 +180,8 @@ def read_previous(
     """
     from scidx.errors import IndexFormatError
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
-    from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
     from scidx.index.opening import open_regular
     from scidx.index.texts import open_texts, text_columns
-    from scidx.index.vectors import open_vectors
-    from scidx.pack.cache import cache_key
 
     try:
         # A plain read, not a mmap: the packer is about to replace this very file. Opened
@@ -150,51 +214,9 @@ def read_previous(
             row = int(source_rows[i])
             digests[ids[i]] = chunk_digest(titles[row], metas[row], headings[i], texts[i])
         sources = {paths[i] for i in range(len(paths))}
-        seed: dict[bytes, np.ndarray] = {}
         old_stamp = header.meta.get("provider")
-        new_stamp = embedder.stamp()
-        bm25_meta = header.meta.get("bm25")
-        old_tokenizer = bm25_meta.get("tokenizer") if isinstance(bm25_meta, dict) else None
-        # Hashing vectors are made from the tokenizer's terms: an index from another tokenizer
-        # version has vectors this one would not produce, so none of them is reused.
-        same_tokenizer = (
-            old_tokenizer == TOKENIZER_VERSION or new_stamp.get("provider") != "hashing"
-        )
-        if (
-            same_tokenizer
-            and isinstance(old_stamp, dict)
-            and all(
-                old_stamp.get(k) == new_stamp.get(k)
-                for k in ("provider", "model", "dimensions", "normalization")
-            )
-        ):
-            store = open_vectors(mm, header, n, embedder.dimensions)
-            lossy = store.encoding != "float32" and encoding == "float32"
-            # Without per-row keys (packer 3 and older) nothing binds a row to its text: such
-            # an index's vectors are not reused (the disk cache still is).
-            keys = (
-                array_view(mm, header, VECTOR_KEY_ARRAY, dtype="<u8", ndim=1)
-                if VECTOR_KEY_ARRAY in header.arrays
-                else None
-            )
-            shapes = {name: info.shape for name, info in header.arrays.items()}
-            stored = [array_view(mm, header, name) for name in vector_array_names(shapes, n)]
-            if not lossy and keys is not None and keys.shape == (n,) and source_rows.shape == (n,):
-                vectors = store.decode_all()
-                for i in range(n):
-                    row = int(source_rows[i])
-                    if row >= len(titles):
-                        break
-                    rows = [a[i] for a in stored]
-                    if int(keys[i]) != vector_key(titles[row], headings[i], texts[i], rows):
-                        continue  # swapped or altered: embed this text afresh
-                    heading_path = tuple(h for h in headings[i].split("\x1f") if h)
-                    body = bodies[i].replace(CODE_START, "").replace(CODE_END, "")
-                    text = embedding_text(titles[row], heading_path, body)
-                    key = cache_key(
-                        embedder.provider_id, embedder.model_id, embedder.dimensions, text
-                    )
-                    seed[key] = np.array(vectors[i], dtype=np.float32)
+        tables = (n, source_rows, titles, headings, texts, bodies)
+        seed = _seed_vectors(mm, header, embedder, encoding, tables)
         return Previous(
             size=size,
             digests=digests,

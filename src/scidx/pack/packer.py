@@ -145,6 +145,43 @@ class PackResult:
 # Public entry points
 
 
+def _check_record_options(
+    url_template: str | None, vectors: str, output: str | Path | None, source_root: str | None
+) -> None:
+    """Refuse :func:`pack_records` options that cannot make an index, before any work."""
+    if url_template is not None and parse_url_template(url_template) is None:
+        problem = url_template_problem(url_template) if isinstance(url_template, str) else ""
+        raise ConfigError(
+            f"url_template {show_value(url_template)} is not valid"
+            + (f": {problem}" if problem else "")
+            + "; use only the placeholders {source}, {path}, {page} and {anchor} in an "
+            "http(s) or relative URL"
+        )
+    if vectors not in ENCODINGS:
+        raise ConfigError(
+            f"vectors={vectors!r} is not a vector encoding; use one of {', '.join(ENCODINGS)}"
+        )
+    if output is not None:
+        check_output_target(Path(output))
+    if source_root is not None and source_root_problem(source_root):
+        raise ConfigError(f"source_root {source_root!r} {source_root_problem(source_root)}")
+
+
+def _records_meta(
+    emb: Embedder, url_template: str | None, source_root: str | None
+) -> dict[str, Any]:
+    """The header meta of an index packed from records (no config, so no chunking or hash)."""
+    return {
+        "packer": PACKER_VERSION,
+        "provider": emb.stamp(),
+        "chunking": None,
+        "configHash": None,
+        "urlTemplate": url_template,
+        "fusion": emb.fusion(),
+        "sourceRoot": source_root,
+    }
+
+
 def pack_records(
     records: Iterable[Record | Mapping[str, Any]],
     output: str | Path | None,
@@ -194,22 +231,7 @@ def pack_records(
     """
     started = time.perf_counter()
     report = progress or noop_progress
-    if url_template is not None and parse_url_template(url_template) is None:
-        problem = url_template_problem(url_template) if isinstance(url_template, str) else ""
-        raise ConfigError(
-            f"url_template {show_value(url_template)} is not valid"
-            + (f": {problem}" if problem else "")
-            + "; use only the placeholders {source}, {path}, {page} and {anchor} in an "
-            "http(s) or relative URL"
-        )
-    if vectors not in ENCODINGS:
-        raise ConfigError(
-            f"vectors={vectors!r} is not a vector encoding; use one of {', '.join(ENCODINGS)}"
-        )
-    if output is not None:
-        check_output_target(Path(output))
-    if source_root is not None and source_root_problem(source_root):
-        raise ConfigError(f"source_root {source_root!r} {source_root_problem(source_root)}")
+    _check_record_options(url_template, vectors, output, source_root)
     valid = validate_records(records)
     emb = embedder or HashingEmbedder(dimensions=dimensions)
     pool = Pool.start(workers, sum(len(r.text) for r in valid))
@@ -234,15 +256,7 @@ def pack_records(
         )
     finally:
         pool.close()
-    meta: dict[str, Any] = {
-        "packer": PACKER_VERSION,
-        "provider": emb.stamp(),
-        "chunking": None,
-        "configHash": None,
-        "urlTemplate": url_template,
-        "fusion": emb.fusion(),
-        "sourceRoot": source_root,
-    }
+    meta = _records_meta(emb, url_template, source_root)
     arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25)
     del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
@@ -334,40 +348,14 @@ def pack_docs(
             return _finish(result, started)
         if check and _stale_before_embedding(run, previous, valid, result):
             return _finish(result, started)
-        bm25_pending = pool.start_bm25(valid, snippet_offsets=run.cfg.snippet_offsets)
-        embed_started = time.perf_counter()
-        vector_arrays, result.cache_hits, result.embedded = embed_records(
-            valid,
-            pool.wrap(run.embedder),
-            cache_dir=run.cfg.cache_dir,
-            use_cache=use_cache,
-            progress=report,
-            seed=seed,
-            encoding=run.cfg.vectors,
-        )
-        result.embed_seconds = time.perf_counter() - embed_started
-        result.truncated = _truncated(run.embedder)
-        report("index", 0, 1)
-        # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
-        bm25 = build_bm25(
-            valid,
-            bm25_pending() if bm25_pending is not None else None,
-            snippet_offsets=run.cfg.snippet_offsets,
-        )
+        vector_arrays, bm25 = _embed_and_index(run, valid, pool, use_cache, seed, result, report)
     finally:
         pool.close()
     arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25)
     del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
     if check:
-        data = _in_memory(arrays, meta, built)
-        result.output_bytes = len(data)
-        result.up_to_date = (
-            previous is not None
-            and previous.size == len(data)
-            and file_bytes(run.cfg.output) == data
-        )
-        result.stale = not result.up_to_date
+        _compare_with_output(run, previous, _in_memory(arrays, meta, built), result)
     else:
         report("write", 0, 1)
         write = _write_once(arrays, meta, built)
@@ -379,6 +367,43 @@ def pack_docs(
     return _finish(result, started)
 
 
+def _embed_and_index(
+    run: _Run,
+    valid: list[Record],
+    pool: Pool,
+    use_cache: bool,
+    seed: Any,
+    result: PackResult,
+    report: Progress,
+) -> tuple[Any, Any]:
+    """Embed the chunks (cache and reused vectors first) while the pool builds the BM25 terms.
+
+    Fills ``result``'s cache counts, embedding time and truncations; returns the vector arrays
+    and the BM25 arrays, read while the pool is still open (closing it cancels pending jobs).
+    """
+    bm25_pending = pool.start_bm25(valid, snippet_offsets=run.cfg.snippet_offsets)
+    embed_started = time.perf_counter()
+    vector_arrays, result.cache_hits, result.embedded = embed_records(
+        valid,
+        pool.wrap(run.embedder),
+        cache_dir=run.cfg.cache_dir,
+        use_cache=use_cache,
+        progress=report,
+        seed=seed,
+        encoding=run.cfg.vectors,
+    )
+    result.embed_seconds = time.perf_counter() - embed_started
+    result.truncated = _truncated(run.embedder)
+    report("index", 0, 1)
+    # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
+    bm25 = build_bm25(
+        valid,
+        bm25_pending() if bm25_pending is not None else None,
+        snippet_offsets=run.cfg.snippet_offsets,
+    )
+    return vector_arrays, bm25
+
+
 def _remember_model(embedder: Embedder) -> None:
     """Let a provider note, outside the index, where its model is (after a pack succeeded).
 
@@ -388,6 +413,17 @@ def _remember_model(embedder: Embedder) -> None:
     remember = getattr(embedder, "remember_location", None)
     if callable(remember):
         remember()
+
+
+def _compare_with_output(
+    run: _Run, previous: Previous | None, data: bytes, result: PackResult
+) -> None:
+    """``--check``: whether the index just built in memory equals the existing output."""
+    result.output_bytes = len(data)
+    result.up_to_date = (
+        previous is not None and previous.size == len(data) and file_bytes(run.cfg.output) == data
+    )
+    result.stale = not result.up_to_date
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ import json
 import re
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -563,9 +563,7 @@ def export_index(
         with conn:
             stage("connect")
             doing = "creating the pgvector extension"
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (names.qualified,))
-            if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            _lock_and_extension(conn, names)
             doing = "reading the existing export"
             ownership_problem(conn, names, _load_names(names))
             try:
@@ -573,18 +571,10 @@ def export_index(
             except CorruptIndexError:
                 old, report.reason = None, "damaged stamp table"
             if old is not None and old.get("contentHash") == content_hash:
-                report.up_to_date = True
-                report.unchanged = report.chunks
-                conn.rollback()  # nothing to write: not even the lock is committed
-                stage("")
-                report.seconds = time.perf_counter() - started
-                return report
-            incremental = old is not None and all(old.get(k) == layout[k] for k in _LAYOUT_KEYS)
-            if old is None:
-                report.reason = report.reason or "new table"
-            elif not incremental:
-                changed = [k for k in _LAYOUT_KEYS if old.get(k) != layout[k]]
-                report.reason = f"different {', '.join(changed)}"
+                return _up_to_date(conn, report, stage, started)
+            incremental, reason = _incremental(old, layout)
+            # A reason set above ("damaged stamp table") is kept: it is why there is no `old`.
+            report.reason = report.reason or reason
             stage("prepare")
             fp = file_postings(index)
             rows = _read_rows(index, vec, fp.doc_len)
@@ -628,6 +618,33 @@ def export_index(
         conn.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _lock_and_extension(conn: Any, names: TableNames) -> None:
+    """Serialise exports to one table (a transaction lock) and make sure pgvector is there."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (names.qualified,))
+    if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
+def _up_to_date(
+    conn: Any, report: ExportReport, stage: Callable[[str], None], started: float
+) -> ExportReport:
+    """The report of an export with nothing to write (the table holds this very index)."""
+    report.up_to_date = True
+    report.unchanged = report.chunks
+    conn.rollback()  # nothing to write: not even the lock is committed
+    stage("")
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _incremental(old: Mapping[str, Any] | None, layout: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether an earlier export can be updated in place, and if not, why not ("": it can)."""
+    if old is None:
+        return False, "new table"
+    changed = [k for k in _LAYOUT_KEYS if old.get(k) != layout[k]]
+    return (True, "") if not changed else (False, f"different {', '.join(changed)}")
 
 
 def _load_names(names: TableNames) -> tuple[str, ...]:
