@@ -7,7 +7,9 @@ skip into a failure so CI always runs them.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,31 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pack_records(RECORDS, folder / "docs.scidx", url_template=URL_TEMPLATE, use_cache=False)
     pack_records(OTHER, folder / "faq.scidx", url_template=URL_TEMPLATE, use_cache=False)
     return folder
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Path:
+    """The shared int8 MiniLM folder, its files verified against PROVENANCE.md's sha256 sums."""
+    folder = _need_shared("models/all-MiniLM-L6-v2-int8")
+    provenance = (folder / "PROVENANCE.md").read_text(encoding="utf-8")
+    sums = dict(re.findall(r"\|\s*`([^`]+)`\s*\|.*\|\s*([0-9a-f]{64})\s*\|", provenance))
+    from support.models import MODEL_FILES
+
+    assert set(sums) == set(MODEL_FILES), sums
+    for name, want in sums.items():
+        got = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        assert got == want, f"{folder / name}: sha256 {got}, PROVENANCE.md says {want}"
+    return folder
+
+
+@pytest.fixture
+def _no_model_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No model location or Hugging Face cache leaks in from the machine; never go online.
+
+    The local-provider modules use it for every test (``pytest.mark.usefixtures``).
+    """
+    monkeypatch.delenv("SCIDX_MODEL_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hf-empty")))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")

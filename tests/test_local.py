@@ -6,7 +6,6 @@ are checked against the sha256 sums in their PROVENANCE.md before any test uses 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -25,89 +24,16 @@ from scidx.errors import ConfigError, ProviderError, QueryEmbeddingError
 from scidx.index.index import load
 from scidx.pack.packer import pack_docs, pack_records
 from support.cli import run
+from support.models import DOCS, copy_model, make_project
+
+pytestmark = pytest.mark.usefixtures("_no_model_env")
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL_FILES = (
-    "model.onnx",
-    "tokenizer.json",
-    "config.json",
-    "modules.json",
-    "1_Pooling/config.json",
-    "sentence_bert_config.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "config_sentence_transformers.json",
-)
-
-DOCS = {
-    "install.md": "# Install\n\n## Linux\n\nRun the installer script to set up the agent on a "
-    "server.\n\n## Windows\n\nDownload the MSI package and double-click it.\n",
-    "pets.md": "# Pets\n\n## Cats\n\nA cat is a small furry animal that purrs and sleeps all "
-    "day.\n\n## Dogs\n\nDogs bark at the postman and love long walks.\n",
-}
-
-
-@pytest.fixture(scope="session")
-def minilm() -> Path:
-    """The shared int8 MiniLM folder, its files verified against PROVENANCE.md's sha256 sums."""
-    from conftest import _need_shared
-
-    folder = _need_shared("models/all-MiniLM-L6-v2-int8")
-    provenance = (folder / "PROVENANCE.md").read_text(encoding="utf-8")
-    sums = dict(re.findall(r"\|\s*`([^`]+)`\s*\|.*\|\s*([0-9a-f]{64})\s*\|", provenance))
-    assert set(sums) == set(MODEL_FILES), sums
-    for name, want in sums.items():
-        got = hashlib.sha256((folder / name).read_bytes()).hexdigest()
-        assert got == want, f"{folder / name}: sha256 {got}, PROVENANCE.md says {want}"
-    return folder
 
 
 @pytest.fixture(scope="session")
 def embedder(minilm: Path) -> LocalEmbedder:
     return LocalEmbedder(minilm)
-
-
-@pytest.fixture(autouse=True)
-def _no_model_env(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """No model location or Hugging Face cache leaks in from the machine; never go online."""
-    monkeypatch.delenv("SCIDX_MODEL_DIR", raising=False)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path_factory.mktemp("hf-empty")))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-
-
-def copy_model(src: Path, dest: Path) -> Path:
-    """A private copy of the model folder (the ONNX file hard-linked or copied)."""
-    dest.mkdir(parents=True)
-    for name in MODEL_FILES:
-        target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if name == "model.onnx":
-            try:
-                os.link(src / name, target)
-                continue
-            except OSError:
-                pass
-        shutil.copyfile(src / name, target)
-    return dest
-
-
-def make_project(root: Path, model: str | Path, **extra: object) -> Path:
-    docs = root / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    cfg = root / "staticcorpus.json"
-    settings = {
-        "include": ["docs/**/*.md"],
-        "output": "docs.scidx",
-        "embeddingProvider": "local",
-        "model": str(model),
-        **extra,
-    }
-    cfg.write_text(json.dumps(settings), encoding="utf-8")
-    return cfg
 
 
 def tree_bytes(folder: Path) -> dict[str, bytes]:

@@ -19,14 +19,15 @@ import pytest
 
 from scidx.embed import model_record
 from scidx.pack.packer import pack_docs
-from test_local import _no_model_env, copy_model, make_project, minilm, run  # noqa: F401
-from test_web_serve import Served
+from support.cli import run
+from support.models import copy_model, make_project
+from support.served import Served
 
-__all__ = ["minilm"]
+pytestmark = pytest.mark.usefixtures("_no_model_env")
 
 
 @pytest.fixture
-def packed(minilm: Path, tmp_path: Path) -> tuple[Path, Path]:  # noqa: F811
+def packed(minilm: Path, tmp_path: Path) -> tuple[Path, Path]:
     """An index packed with a private copy of the model, by absolute path: (index, model)."""
     model = copy_model(minilm, tmp_path / "models" / "all-MiniLM-L6-v2-int8")
     pack_docs(make_project(tmp_path / "proj", model.absolute()))
@@ -52,7 +53,7 @@ def _stamp(index: Path) -> str:
 
 
 def test_the_record_stays_out_of_the_index(
-    minilm: Path,  # noqa: F811
+    minilm: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -113,7 +114,7 @@ def test_serve_refuses_an_index_whose_query_model_is_missing(packed: tuple[Path,
 
 def test_serve_model_dir_and_keyword_only(
     packed: tuple[Path, Path],
-    minilm: Path,  # noqa: F811
+    minilm: Path,
 ) -> None:
     index, model = packed
     shutil.rmtree(model)
