@@ -22,7 +22,8 @@ from scidx.index.format import array_view, read_header
 from scidx.index.index import load_bytes
 from scidx.index.verify import max_bm25_weight
 from scidx.pack.packer import pack_records
-from test_vectors import _records, _rewrite
+from support.indexes import fixture_records as _records
+from support.indexes import replace_arrays as _rewrite
 
 QUERY = "install the package"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -28,20 +27,11 @@ from scidx.index.vectors import (
 )
 from scidx.pack.config import config_from_dict
 from scidx.pack.packer import pack_docs, pack_records
-from support.indexes import rewrite
+from support.indexes import fixture_records as _records
+from support.indexes import replace_arrays as _rewrite
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_DOCS = ROOT / "fixtures" / "docs"
-
-
-def _records() -> list[dict[str, str]]:
-    """One record per paragraph of the fixture docs: a few hundred real chunks."""
-    out = []
-    for path in sorted(FIXTURE_DOCS.glob("*.md")):
-        for i, para in enumerate(path.read_text(encoding="utf-8").split("\n\n")):
-            if para.strip():
-                out.append({"id": f"{path.stem}:{i}", "text": para, "source": path.name})
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -227,23 +217,6 @@ def test_bad_rescore_is_a_query_error(packed: dict[str, bytes]) -> None:
 
 
 # -- corrupt files ------------------------------------------------------------------------------
-
-
-def _rewrite(data: bytes, *, meta: dict[str, Any] | None = None, **arrays: Any) -> bytes:
-    """The index with some arrays replaced (None drops one) or its meta changed."""
-
-    def change(current: dict[str, Any], stored: dict[str, Any]) -> None:
-        for name, value in arrays.items():
-            name = name.replace("__", ".")
-            if value is None:
-                current.pop(name)
-            else:
-                current[name] = value
-        if meta is not None:
-            stored.clear()
-            stored.update(meta)
-
-    return rewrite(data, change)
 
 
 def test_unknown_encoding_is_named(packed: dict[str, bytes]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,18 @@ from scidx.index import bm25, format, offsets
 from scidx.index.texts import encode_texts
 from scidx.pack.arrays import build_offset_arrays, offsets_block
 
-__all__ = ["BUILT", "DOCS", "build_arrays", "build_index", "record", "rewrite", "write_arrays"]
+__all__ = [
+    "BUILT",
+    "DOCS",
+    "FIXTURE_DOCS",
+    "build_arrays",
+    "build_index",
+    "fixture_records",
+    "record",
+    "replace_arrays",
+    "rewrite",
+    "write_arrays",
+]
 
 BUILT = "2026-01-01T00:00:00Z"
 
@@ -160,3 +172,34 @@ def rewrite(data: bytes, mutate: Mutation) -> bytes:
     buf = io.BytesIO()
     format.write_index(buf, arrays, meta, built_utc=header.built_utc, generator=header.generator)
     return buf.getvalue()
+
+
+def replace_arrays(data: bytes, *, meta: dict[str, Any] | None = None, **arrays: Any) -> bytes:
+    """The index with some arrays replaced (None drops one) or its meta changed."""
+
+    def change(current: dict[str, Any], stored: dict[str, Any]) -> None:
+        for name, value in arrays.items():
+            name = name.replace("__", ".")
+            if value is None:
+                current.pop(name)
+            else:
+                current[name] = value
+        if meta is not None:
+            stored.clear()
+            stored.update(meta)
+
+    return rewrite(data, change)
+
+
+# The example corpus (fixtures/docs), for tests that want a few hundred real chunks.
+FIXTURE_DOCS = Path(__file__).resolve().parent.parent.parent / "fixtures" / "docs"
+
+
+def fixture_records() -> list[dict[str, str]]:
+    """One record per paragraph of the fixture docs: a few hundred real chunks."""
+    out = []
+    for path in sorted(FIXTURE_DOCS.glob("*.md")):
+        for i, para in enumerate(path.read_text(encoding="utf-8").split("\n\n")):
+            if para.strip():
+                out.append({"id": f"{path.stem}:{i}", "text": para, "source": path.name})
+    return out
