@@ -29,63 +29,73 @@ if TYPE_CHECKING:
 __all__ = ["inspect_command", "results_table", "search_command"]
 
 
+# The options of search_command, declared here so that its signature stays one line each.
+_SearchMode = Annotated[str, typer.Option("--mode", "-m", help="keyword, vector or hybrid.")]
+_SearchSource = Annotated[
+    str | None,
+    typer.Option("--source", help="Only sources matching this glob or path prefix."),
+]
+_SearchHeading = Annotated[
+    str | None, typer.Option("--heading", help="Only chunks whose headings contain this.")
+]
+_SearchMeta = Annotated[
+    list[str] | None,
+    typer.Option("--meta", help="Only pages whose front matter has KEY=VALUE (repeatable)."),
+]
+_SearchMinScore = Annotated[
+    float | None, typer.Option("--min-score", help="Drop hits scoring below this.")
+]
+_SearchBaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible server for query embeddings (else $OPENAI_BASE_URL).",
+    ),
+]
+_SearchModelDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--model-dir",
+        help="Folder of the local embedding model (or its parent); else $SCIDX_MODEL_DIR.",
+    ),
+]
+_SearchGroup = Annotated[
+    str,
+    typer.Option(
+        "--group",
+        help="section (parts of a section shown once), page (one hit per page, its best "
+        "sections under it) or none (raw chunks).",
+    ),
+]
+_SearchAlpha = Annotated[
+    float | None,
+    typer.Option(
+        "--alpha",
+        help="Hybrid: weight of the vector leg, 0 (keyword only) to 1 (vector only); "
+        "default: the index's own.",
+    ),
+]
+
+
 @app.command("search")
 def search_command(
     index: Annotated[Path, typer.Argument(help="The .scidx index file.")],
     query: Annotated[str, typer.Argument(help="The search query.")],
     k: Annotated[int, typer.Option("-k", "--k", help="Number of hits.")] = 5,
-    mode: Annotated[
-        str, typer.Option("--mode", "-m", help="keyword, vector or hybrid.")
-    ] = "hybrid",
+    mode: _SearchMode = "hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as a JSON array.")] = False,
-    source: Annotated[
-        str | None,
-        typer.Option("--source", help="Only sources matching this glob or path prefix."),
-    ] = None,
-    heading: Annotated[
-        str | None, typer.Option("--heading", help="Only chunks whose headings contain this.")
-    ] = None,
-    meta: Annotated[
-        list[str] | None,
-        typer.Option("--meta", help="Only pages whose front matter has KEY=VALUE (repeatable)."),
-    ] = None,
-    min_score: Annotated[
-        float | None, typer.Option("--min-score", help="Drop hits scoring below this.")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            help="OpenAI-compatible server for query embeddings (else $OPENAI_BASE_URL).",
-        ),
-    ] = None,
-    model_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--model-dir",
-            help="Folder of the local embedding model (or its parent); else $SCIDX_MODEL_DIR.",
-        ),
-    ] = None,
-    group: Annotated[
-        str,
-        typer.Option(
-            "--group",
-            help="section (parts of a section shown once), page (one hit per page, its best "
-            "sections under it) or none (raw chunks).",
-        ),
-    ] = "section",
+    source: _SearchSource = None,
+    heading: _SearchHeading = None,
+    meta: _SearchMeta = None,
+    min_score: _SearchMinScore = None,
+    base_url: _SearchBaseUrl = None,
+    model_dir: _SearchModelDir = None,
+    group: _SearchGroup = "section",
     rerank: Annotated[str | None, RERANK_OPT] = None,
     rerank_model: Annotated[str | None, RERANK_MODEL_OPT] = None,
     rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
     rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
-    alpha: Annotated[
-        float | None,
-        typer.Option(
-            "--alpha",
-            help="Hybrid: weight of the vector leg, 0 (keyword only) to 1 (vector only); "
-            "default: the index's own.",
-        ),
-    ] = None,
+    alpha: _SearchAlpha = None,
 ) -> None:
     """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
