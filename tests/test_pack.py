@@ -705,3 +705,31 @@ def test_index_from_an_older_tokenizer_is_refused_then_rebuilt(
     clean = make_project(tmp_path / "clean")
     pack_docs(clean, use_cache=False)
     assert out.read_bytes() == (tmp_path / "clean" / "out" / "docs.scidx").read_bytes()
+
+
+def test_files_that_are_not_markdown_are_refused_together_with_advice(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(DOC_A)
+    (tmp_path / "docs" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    (tmp_path / "docs" / "app.js").write_text("var x = 1;\n")
+    (tmp_path / "docs" / "blob").write_bytes(b"abc\x00def")
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/**"], "output": "o.scidx"}))
+    with pytest.raises(InputError) as info:
+        pack_docs(cfg)
+    assert str(info.value) == (
+        "3 selected files are not Markdown: docs/app.js (.js file), docs/blob (binary data), "
+        'docs/logo.png (a PNG image); leave them out with "exclude": ["**/*.js", "**/*.png"] '
+        'or narrow "include" to Markdown files (e.g. "docs/**/*.md")'
+    )
+    assert "UTF-8" not in str(info.value) and not (tmp_path / "o.scidx").exists()
+    cfg.write_text(
+        json.dumps(
+            {
+                "include": ["docs/**"],
+                "exclude": ["**/*.js", "**/*.png", "docs/blob"],
+                "output": "o.scidx",
+            }
+        )  # fmt: skip
+    )
+    assert pack_docs(cfg).files == 1

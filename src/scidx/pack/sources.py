@@ -81,11 +81,60 @@ def scan_inputs(inputs: Sequence[InputFile], progress: Progress) -> list[Scanned
         InputError: A file cannot be read or is larger than :data:`MAX_INPUT_BYTES`.
     """
     out = []
+    foreign: list[str] = []
     for i, item in enumerate(inputs):
         data = read_input(item)
+        kind = not_markdown(item.source, data)
+        if kind:
+            foreign.append(f"{item.source} ({kind})")
         out.append(ScannedInput(item, len(data), file_digest(data)))
         progress("read", i + 1, len(inputs))
+    if foreign:
+        _refuse_foreign(foreign)
     return out
+
+
+# What a docs glob such as "docs/**" also catches: never Markdown, whatever their bytes.
+_FOREIGN_SUFFIXES = frozenset(
+    ".png .jpg .jpeg .gif .webp .svg .ico .bmp .avif .pdf .zip .gz .woff .woff2 .ttf .mp4 "
+    ".js .mjs .cjs .ts .tsx .jsx .py .css .scss .json .yml .yaml .toml .xml .html .htm "
+    ".rst .adoc .tex .ipynb".split()
+)
+_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"\x1f\x8b", "gzip data"),
+)
+
+
+def not_markdown(source: str, data: bytes) -> str:
+    """Why ``source`` is not a Markdown page (``"a PNG image"``, ``".js file"``), or ``""``."""
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    if b"\x00" in data[:8192]:
+        return "binary data"
+    suffix = source.rsplit("/", 1)[-1].rpartition(".")[2].lower()
+    if "." in source.rsplit("/", 1)[-1] and f".{suffix}" in _FOREIGN_SUFFIXES:
+        return f".{suffix} file"
+    return ""
+
+
+def _refuse_foreign(foreign: list[str]) -> None:
+    """One error naming every selected file that is not Markdown, and how to leave them out."""
+    shown = ", ".join(foreign[:10]) + (
+        f" and {len(foreign) - 10} more" if len(foreign) > 10 else ""
+    )
+    suffixes = sorted({f.split(" (")[0].rpartition(".")[2] for f in foreign if "." in f})
+    example = ", ".join(f'"**/*.{x}"' for x in suffixes[:3]) or '"**/*.png"'
+    raise InputError(
+        f"{len(foreign)} selected file{'s are' if len(foreign) > 1 else ' is'} not Markdown: "
+        f'{shown}; leave them out with "exclude": [{example}] or narrow "include" to '
+        'Markdown files (e.g. "docs/**/*.md")'
+    )
 
 
 def read_scanned(source: str, path: str, digest: str) -> bytes:
