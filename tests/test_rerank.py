@@ -78,6 +78,20 @@ def test_reranker_reorders_the_top_candidates(index: scidx.Index) -> None:
     assert [h.score for h in hits] == [float(counts[i]) for i in expected]
 
 
+def test_index_search_and_rank_take_the_reranker(index: scidx.Index) -> None:
+    reranker = WordCount()
+    hits = index.search("cache", k=3, group=None, rerank=reranker, rerank_top=8)
+    again = index.search_with("cache", SearchParams(k=3, group=None, rerank=reranker, rerank_top=8))
+    assert [(h.id, h.score) for h in hits] == [(h.id, h.score) for h in again]
+    assert index.rank("cache", k=3, rerank=reranker, rerank_top=8) == [
+        (h.id, h.score) for h in hits
+    ]
+    # Parameters holding a reranker are never served from the validated-parameters memo.
+    other = WordCount("entry")
+    index.search("cache", k=3, group=None, rerank=other, rerank_top=8)
+    assert other.seen and len(reranker.seen) == 3  # search, search_with, rank
+
+
 def test_rerank_top_defaults_and_is_never_below_k(index: scidx.Index) -> None:
     reranker = WordCount()
     index.search_with("cache", SearchParams(k=2, group=None, rerank=reranker))
