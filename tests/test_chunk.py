@@ -15,6 +15,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from scidx.errors import ConfigError
 from scidx.pack.chunk import CHUNKER_VERSION, Chunk, chunk_markdown
+from scidx.pack.cleantext import plain_text
 from scidx.pack.frontmatter import Metadata, normalize_source, parse_front_matter
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
@@ -25,7 +26,7 @@ def summary(chunks: list[Chunk]) -> list[tuple[str, tuple[str, ...], str]]:
 
 
 def test_version_is_pinned() -> None:
-    assert CHUNKER_VERSION == "scidx-chunk-4"
+    assert CHUNKER_VERSION == "scidx-chunk-5"
 
 
 def test_sections_paths_and_ids() -> None:
@@ -44,7 +45,7 @@ def test_sections_paths_and_ids() -> None:
 
 def test_headings_in_backtick_and_tilde_fences_are_not_headings() -> None:
     doc = (
-        "# T\n\n## A\n\n```sh\n# comment\n## not a heading\n```\n\n"
+        "# T\n\nt\n\n## A\n\n```sh\n# comment\n## not a heading\n```\n\n"
         "~~~\n## tilde, not a heading\n~~~\n\n````md\n```\n## nested fence\n```\n````\n"
     )
     chunks = chunk_markdown(doc, "f.md")
@@ -55,7 +56,7 @@ def test_headings_in_backtick_and_tilde_fences_are_not_headings() -> None:
 def test_unclosed_fence_keeps_all_following_text() -> None:
     doc = "# T\n\n## A\n\n```\ncode\n## swallowed heading\n\ntail text\n"
     chunks = chunk_markdown(doc, "f.md")
-    assert summary(chunks)[1] == (
+    assert summary(chunks)[0] == (
         "f.md:a:0",
         ("T", "A"),
         "```\ncode\n## swallowed heading\n\ntail text",
@@ -108,11 +109,21 @@ def test_yaml_front_matter_title_without_h1() -> None:
     assert chunks[0].line_start == 12
 
 
-def test_h1_wins_over_front_matter_title() -> None:
+def test_front_matter_title_wins_over_h1() -> None:
+    # As the generators title a page (MkDocs, Docusaurus, Starlight, VitePress: front matter
+    # first); the H1 still heads the heading path.
     doc = "---\ntitle: Meta title\n---\n# Page title\n\nx\n"
     chunks = chunk_markdown(doc, "p.md")
-    assert (chunks[0].title, chunks[0].heading_path) == ("Page title", ("Page title",))
+    assert (chunks[0].title, chunks[0].heading_path) == ("Meta title", ("Page title",))
     assert chunks[0].metadata["title"] == "Meta title"
+
+
+def test_title_falls_back_to_first_heading_then_file_name() -> None:
+    assert chunk_markdown("## Usage\n\nx\n", "a.md")[0].title == "Usage"
+    assert chunk_markdown("Just text.\n", "docs/contributing.md")[0].title == "Contributing"
+    assert chunk_markdown("x\n", "guide/02_first-steps.mdx")[0].title == "First steps"
+    assert chunk_markdown("x\n", "docs/api/README.md")[0].title == "Api"
+    assert chunk_markdown("x\n", "index.md")[0].title == "Home"
 
 
 def test_toml_front_matter() -> None:
@@ -145,31 +156,27 @@ def test_html_block_and_comment_with_heading_inside() -> None:
         "# T\n\n<!--\n## commented out\n-->\n\n## A\n\n"
         '<div class="note">\n\n## inside html\n\n</div>\n'
     )
-    chunks = chunk_markdown(doc, "h.md")
-    assert [c.anchor for c in chunks] == ["t", "a", "inside-html"]
-    assert chunks[0].text == "<!--\n## commented out\n-->"
-    assert chunks[1].text == '<div class="note">'
-    assert chunks[2].text == "</div>"
-
-
-def test_empty_sections_are_still_chunks() -> None:
-    doc = "# T\n## Empty\n## Also empty\n\n\n## Full\n\nx"
-    chunks = chunk_markdown(doc, "e.md")
-    assert summary(chunks) == [
-        ("e.md:t:0", ("T",), ""),
-        ("e.md:empty:0", ("T", "Empty"), ""),
-        ("e.md:also-empty:0", ("T", "Also empty"), ""),
-        ("e.md:full:0", ("T", "Full"), "x"),
+    chunks = chunk_markdown(doc + "\ntext\n", "h.md")
+    # Sections whose text is only a comment or a tag have no clean text: no result of their own.
+    assert [(c.anchor, c.heading_path) for c in chunks] == [
+        ("inside-html", ("T", "A", "inside html"))
     ]
-    empty = chunks[1]
-    # An empty chunk sits at the end of its heading line.
-    assert (empty.char_start, empty.char_end, empty.line_start, empty.line_end) == (12, 12, 2, 2)
+    assert chunks[0].text == "</div>\n\ntext"
+
+
+def test_empty_sections_fold_into_the_next_section() -> None:
+    doc = "# T\n## Empty\n## Also empty\n\n\n## Full\n\nx\n\n## Sub\n### Leaf\n\ny\n## End\n"
+    chunks = chunk_markdown(doc, "e.md")
+    # No empty result: each heading stays in the heading path of what follows it.
+    assert summary(chunks) == [
+        ("e.md:full:0", ("T", "Empty", "Also empty", "Full"), "x"),
+        ("e.md:leaf:0", ("T", "Sub", "Leaf"), "y"),
+    ]
 
 
 def test_level_jump_h1_to_h3_and_h3_reset_by_h2() -> None:
     doc = "# T\n\n### Deep\n\na\n\n## Mid\n\nb\n\n### Low\n\nc\n\n## Next\n\nd\n"
     assert [c.heading_path for c in chunk_markdown(doc, "j.md")] == [
-        ("T",),
         ("T", "Deep"),
         ("T", "Mid"),
         ("T", "Mid", "Low"),
@@ -181,7 +188,6 @@ def test_h4_and_deeper_stay_in_their_h3_chunk_but_take_slugs() -> None:
     doc = "# T\n\n### S\n\n#### Example\n\nx\n\n##### Deep\n\ny\n\n## Example\n\nz\n"
     chunks = chunk_markdown(doc, "d.md")
     assert summary(chunks) == [
-        ("d.md:t:0", ("T",), ""),
         ("d.md:s:0", ("T", "S"), "#### Example\n\nx\n\n##### Deep\n\ny"),
         ("d.md:example-1:0", ("T", "Example"), "z"),  # "example" went to the H4
     ]
@@ -194,7 +200,7 @@ def test_inline_markup_in_headings_uses_plain_text() -> None:
         "## ![logo](l.png) Channels\n\n"
         "## Tom &amp; Jerry \\*escaped\\*\n\n"
         "## <span>html</span> inline\n"
-    )
+    ).replace("\n\n", "\n\nx\n\n") + "\nx\n"
     chunks = chunk_markdown(doc, "m.md")
     assert [(c.heading_path[-1], c.anchor) for c in chunks] == [
         ("The kelpie tool", "the-kelpie-tool"),
@@ -208,7 +214,7 @@ def test_inline_markup_in_headings_uses_plain_text() -> None:
 
 def test_custom_ids() -> None:
     doc = (
-        "# T\n\n## Quick start {#first-steps}\n\na\n\n## First steps\n\nb\n\n"
+        "# T\n\nt\n\n## Quick start {#first-steps}\n\na\n\n## First steps\n\nb\n\n"
         "## Again {#first-steps}\n\nc\n\n## Attr list {: #attr .wide}\n\nd\n\n"
         "## Code `{#not-an-id}`\n\ne\n"
     )
@@ -297,7 +303,7 @@ def test_nested_headings_take_a_slug_but_do_not_split() -> None:
 
 
 def test_duplicate_headings_mkdocs_style() -> None:
-    doc = "# A\n\n## A\n\n## A\n\n## A_1\n"
+    doc = "# A\n\nx\n\n## A\n\nx\n\n## A\n\nx\n\n## A_1\n\nx\n"
     assert [c.anchor for c in chunk_markdown(doc, "d.md", anchor_style="mkdocs")] == [
         "a",
         "a_1",
@@ -476,7 +482,19 @@ def _check_invariants(text: str, max_chunk_chars: int) -> None:
     for i in range(fm_end, len(norm)):
         if not covered[i] and not norm[i].isspace():
             line = bisect.bisect_right(line_starts, i) - 1
-            assert line in heading_lines, (i, norm[i], line)
+            # Outside every chunk: a heading line, or a section with no clean text at all
+            # (nothing a search could find or show).
+            if line not in heading_lines:
+                assert (
+                    not any(c.plain.strip() for c in chunks)
+                    or not plain_text(
+                        norm[
+                            line_starts[line] : line_starts[line + 1]
+                            if line + 1 < len(line_starts)
+                            else len(norm)
+                        ]
+                    ).strip()
+                ), (i, norm[i], line)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -58,7 +58,7 @@ def test_chunk_plain_belongs_to_its_part() -> None:
     chunks = {c.anchor: c for c in chunk_markdown(doc, "a.md")}
     assert chunks["t"].plain == "Intro link."
     assert chunks["a"].plain == f"First part.\n\n{CODE_START}echo hi{CODE_END}"
-    assert chunks["b"].plain == "" and chunks["b"].text == ""
+    assert "b" not in chunks  # a heading with nothing under it is no result
     # A split section: every part has the clean text of its own blocks only.
     long = "## S\n\n" + "\n\n".join(f"Paragraph {i} " + "word " * 40 for i in range(6))
     parts = chunk_markdown(long, "b.md", max_chunk_chars=600)
@@ -85,7 +85,7 @@ def test_index_stores_plain_only_when_it_differs(tmp_path: Path) -> None:
     assert plain.data is not None
     header = read_header(plain.data)
     assert header.arrays["text.len"].shape == (1, 1)  # the record is the text alone
-    assert header.meta["packer"] == "scidx-pack-7"
+    assert header.meta["packer"] == "scidx-pack-8"
     cfg = _example_config(tmp_path)
     pack_docs(cfg, use_cache=False)
     data = (tmp_path / "example.scidx").read_bytes()

@@ -55,6 +55,7 @@ def test_load_minimal_defaults(tmp_path: Path) -> None:
         ("docs/**/*.md",),
         output=root / "docs.scidx",
         model="hashing-v2",
+        generator="github",  # no generator config beside the file: GitHub renders it
     )
     assert config.embedding_provider == "hashing"
     assert config.dimensions == 512
@@ -235,8 +236,8 @@ P = "staticcorpus.json"
         (
             {**BASE, "zzzzzz": 1},
             f'{P}: unknown key "zzzzzz"; known keys: include, exclude, embeddingProvider, '
-            "model, dimensions, maxChunkChars, output, anchorStyle, vectors, snippetOffsets, "
-            "cacheDir, urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, "
+            "model, dimensions, maxChunkChars, output, anchorStyle, generator, vectors, "
+            "snippetOffsets, cacheDir, urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, "
             "timeoutSeconds, threads, maxTokens, allowDownload, providerOptions, "
             "allowExternalSymlinks",
         ),
@@ -492,6 +493,7 @@ def test_canonical_content(tmp_path: Path) -> None:
         "dimensions": 512,
         "maxChunkChars": 1500,
         "anchorStyle": "github",
+        "generator": "github",
         "urlTemplate": None,
     }
 
@@ -792,3 +794,15 @@ def test_deeply_nested_json_is_a_config_error(tmp_path: Path) -> None:
     cfg.write_text('{"include": ["*.md"], "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(ConfigError, match="nested too deeply"):
         load_config(cfg)
+
+
+def test_generator_is_detected_and_can_be_set(tmp_path: Path) -> None:
+    (tmp_path / "website").mkdir()
+    (tmp_path / "website" / "docusaurus.config.ts").write_text("export default {}\n")
+    assert config_from_dict(BASE, root=tmp_path).generator == "docusaurus"
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    detected = config_from_dict(BASE, root=tmp_path)
+    assert (detected.generator, detected.anchor_style) == ("mkdocs", "mkdocs")
+    chosen = config_from_dict({**BASE, "generator": "myst"}, root=tmp_path)
+    assert (chosen.generator, chosen.anchor_style) == ("myst", "github")
+    assert err({**BASE, "generator": "mkdoc"}, tmp_path).endswith('did you mean "mkdocs"?')

@@ -62,7 +62,7 @@ def test_mkdocs_fastapi(shared_dir: Path) -> None:
     assert urls["first-steps"] == "https://fastapi.tiangolo.com/tutorial/first-steps/#first-steps"
     assert urls["check-it"] == "https://fastapi.tiangolo.com/tutorial/first-steps/#check-it"
     home = _urls(corpus, "index.md", template, None, "mkdocs")
-    assert home["sponsors"] == "https://fastapi.tiangolo.com/#sponsors"
+    assert home["opinions"] == "https://fastapi.tiangolo.com/#opinions"
     section = _urls(corpus, "tutorial/index.md", template, None, "mkdocs")
     assert section["run-the-code"] == "https://fastapi.tiangolo.com/tutorial/#run-the-code"
 
@@ -74,8 +74,8 @@ def test_hugo_kubernetes(shared_dir: Path) -> None:
     assert urls["control-plane-components"] == (
         "https://kubernetes.io/docs/concepts/overview/components/#control-plane-components"
     )
-    assert urls["kube-apiserver"] == (
-        "https://kubernetes.io/docs/concepts/overview/components/#kube-apiserver"
+    assert urls["kube-controller-manager"] == (
+        "https://kubernetes.io/docs/concepts/overview/components/#kube-controller-manager"
     )
     section = _urls(corpus, "docs/concepts/overview/_index.md", template, None)
     assert section["why-you-need-kubernetes-and-what-can-it-do"] == (

@@ -63,8 +63,8 @@ __all__ = [
 #: 3: meta.vectors names the vector encoding; 4: the ``vectors.key`` array, and paragraphs over
 #: the budget split inside; 5: clean text in ``chunk.plain``, read by BM25 and the embedder
 #: instead of the Markdown; 6: the ``snippet.*`` offsets; 7: format 2, chunk texts compressed
-#: in ``text.*``).
-PACKER_VERSION = "scidx-pack-7"
+#: in ``text.*``; 8: generator flavours, no empty chunks, titles never empty: chunker 5).
+PACKER_VERSION = "scidx-pack-8"
 
 
 GENERATOR = f"scidx {__version__}"

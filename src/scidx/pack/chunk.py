@@ -14,10 +14,16 @@ Contract (see ``docs/ARCHITECTURE.md``):
 
 Decisions where Markdown leaves room:
 
+* **Generators.** The body is first rewritten line for line by the generator's flavour
+  (:mod:`scidx.pack.flavours`: admonitions, tabs, MDX, MyST directives, ... become CommonMark
+  prose); the parse reads the rewrite, spans and ``text`` stay the author's Markdown.
 * **Sections.** Top-level H1, H2 and H3 headings start sections; H4-H6 stay in the enclosing
-  section. Every H1-H3 heading yields at least one chunk, even with an empty body (``text`` is
-  ``""``), so that every heading is citable. A chunk's ``heading_path`` ends with its own
-  heading: an H2 chunk has ``(H1, H2)``, the H1 chunk (the "intro") has ``(H1,)``.
+  section. A chunk's ``heading_path`` ends with its own heading: an H2 chunk has ``(H1, H2)``,
+  the H1 chunk (the "intro") has ``(H1,)``. A section with no clean text (a heading followed
+  directly by a subheading, or by nothing but comments or build instructions) is no chunk of
+  its own: its heading joins the heading path of the next section with text (before that
+  section's heading, unless it is already an ancestor). A part with no clean text joins its
+  neighbour part. No chunk has empty clean text.
 * **Text before the first heading** becomes a chunk with anchor ``""`` and heading path
   ``(front-matter title,)`` or ``()``, but only if it is not blank.
 * **Level jumps.** An H3 directly under an H1 has path ``(H1, H3)``; an H2 clears the open H3;
@@ -31,7 +37,9 @@ Decisions where Markdown leaves room:
   duplicates are numbered around it (a repeated custom id is de-duplicated the same way).
   Heading text is the rendered plain text: text and inline-code content, no markup, no image
   alt text; line breaks become spaces.
-* **Title.** The first top-level H1's text, else the front-matter ``title``, else ``""``.
+* **Title.** The front-matter ``title`` (as the generators title a page), else the first
+  top-level H1, else the first top-level heading, else the humanised file name
+  (:func:`humanised_name`): never a path.
 * **Front matter.** YAML (``---`` ... ``---``/``...``) or TOML (``+++`` ... ``+++``) is
   recognised only on the very first line and only when it is closed; it is never chunk text.
   Its top-level scalar fields become ``metadata`` (all values as strings).
@@ -49,8 +57,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Literal, NamedTuple
 
@@ -58,17 +66,20 @@ from markdown_it.token import Token
 
 from scidx.errors import ConfigError
 from scidx.pack.cleantext import Leaf, join_leaves, plain_leaves, plain_text
+from scidx.pack.flavours import flavour_for, rewrite
 from scidx.pack.frontmatter import Metadata, normalize_source, parse_front_matter
 from scidx.pack.markdown import Block, Heading, markdown_parser, scan_blocks
 from scidx.pack.slug import GithubSlugger, MkdocsSlugger, make_slugger
 
-__all__ = ["CHUNKER_VERSION", "HARD_LIMIT_FACTOR", "Chunk", "chunk_markdown"]
+__all__ = ["CHUNKER_VERSION", "HARD_LIMIT_FACTOR", "Chunk", "chunk_markdown", "humanised_name"]
 
 #: Bump whenever the same input could produce different chunks (stored in the index header).
 #: 2: a paragraph over the budget (or any block over HARD_LIMIT_FACTOR times it) is split inside.
 #: 3: chunks carry their clean text (:attr:`Chunk.plain`).
 #: 4: NUL in front matter (raw or a ``"\0"`` escape) becomes U+FFFD, as in bodies.
-CHUNKER_VERSION = "scidx-chunk-4"
+#: 5: generator flavours (:mod:`scidx.pack.flavours`); sections with no clean text fold into
+#: the next section's heading path; titles are front matter, heading, else the file name.
+CHUNKER_VERSION = "scidx-chunk-5"
 
 _EMPTY_METADATA = Metadata()
 
@@ -88,7 +99,8 @@ class Chunk:
         char_end: end offset (exclusive) in the normalised source.
         line_start: first line, 1-based, inclusive.
         line_end: last line, 1-based, inclusive.
-        title: the document title (H1, else front-matter title, else ``""``).
+        title: the document title (front-matter title, else H1, else first heading, else the
+            humanised file name).
         metadata: front-matter scalar fields as strings, shared by all chunks of a file.
         plain: the clean text of ``text`` (see :func:`plain_text`): what snippets show and what
             BM25 and the embedder read.
@@ -245,6 +257,7 @@ def _emit(
     metadata: Metadata,
     leaves: list[Leaf],
     leaf_lines: list[int],
+    reread: Callable[[int, int, int, int], str],
 ) -> None:
     text = lines.text
     span = _trim(lines, section.body_start, section.body_end)
@@ -263,7 +276,7 @@ def _emit(
                 and not text[lines.start(line_lo) : lo].strip()
                 and not text[hi : lines.end(line_hi)].strip()
             )
-            plain = join_leaves(leaves[first:last]) if whole else plain_text(text[lo:hi])
+            plain = join_leaves(leaves[first:last]) if whole else reread(lo, hi, line_lo, line_hi)
         return Chunk(
             source=source,
             heading_path=section.path,
@@ -327,6 +340,7 @@ def chunk_markdown(
     *,
     max_chunk_chars: int = 1500,
     anchor_style: Literal["github", "mkdocs"] = "github",
+    generator: str = "commonmark",
 ) -> list[Chunk]:
     """Split one Markdown document into section chunks (see the module docstring for the rules).
 
@@ -335,6 +349,8 @@ def chunk_markdown(
         source: the file's path relative to the corpus root, ``/`` separators; used in ids.
         max_chunk_chars: budget for a chunk's text; larger sections are split between blocks.
         anchor_style: ``"github"`` or ``"mkdocs"`` anchors.
+        generator: The docs generator whose syntax the text uses (see
+            :mod:`scidx.pack.flavours`); ``.mdx`` sources are MDX under every generator.
 
     Returns:
         The chunks in document order. Ids (``source:anchor:ordinal``) are unique within the
@@ -363,12 +379,16 @@ def chunk_markdown(
     if fm_end and norm[fm_end - 1] != "\n":
         fm_lines = lines.count
 
-    md = markdown_parser()
+    flavour = flavour_for(generator)
+    mdx = flavour.mdx or source.endswith(".mdx")
+    md = markdown_parser(mdx)
     env: dict[str, object] = {}
     tokens: list[Token] = []
     body = norm[fm_end:] if fm_end else norm
     if "\0" in body:
         body = body.replace("\0", "\ufffd")  # as markdown-it's normalize rule; same length
+    # Line for line, so the tokens' line maps still point into the author's text.
+    body = rewrite(body, flavour, mdx=mdx)
     md.block.parse(body, md, env, tokens)
     raw_headings, blocks = scan_blocks(tokens, fm_lines, md, env)
     leaves = plain_leaves(tokens, fm_lines, md, env)
@@ -385,7 +405,12 @@ def chunk_markdown(
         anchor = slugger.unique(custom) if custom is not None else slugger.slug(htext)
         headings.append(Heading(level, start, end, htext.strip(), anchor, is_top))
 
-    title = next((h.text for h in headings if h.top and h.level == 1), "") or fm_title
+    title = (
+        fm_title
+        or next((h.text for h in headings if h.top and h.level == 1 and h.text), "")
+        or next((h.text for h in headings if h.top and h.text), "")
+        or humanised_name(source)
+    )
 
     sections: list[_Section] = []
     h1: str | None = fm_title or None
@@ -404,10 +429,23 @@ def chunk_markdown(
         nxt = section_heads[idx + 1].start if idx + 1 < len(section_heads) else lines.count
         sections.append(_Section(path, head.anchor, head.end - 1, head.end, nxt))
 
-    out: list[Chunk] = []
-    for section in sections:
+    shadow = (norm[:fm_end] + body).split("\n") if body is not norm else None
+
+    def reread(lo: int, hi: int, line_lo: int, line_hi: int) -> str:
+        # A part that is whole lines reads the rewritten lines (a construct may open in an
+        # earlier part); a part cut inside a line re-reads its own Markdown.
+        if (
+            shadow is not None
+            and not norm[lines.start(line_lo) : lo].strip()
+            and not norm[hi : lines.end(line_hi)].strip()
+        ):
+            return plain_text("\n".join(shadow[line_lo : line_hi + 1]), mdx=mdx)
+        return plain_text(norm[lo:hi], generator=generator, mdx=mdx)
+
+    def emit(section: _Section) -> list[Chunk]:
+        parts: list[Chunk] = []
         _emit(
-            out,
+            parts,
             section,
             lines,
             blocks,
@@ -418,5 +456,90 @@ def chunk_markdown(
             metadata,
             leaves,
             leaf_lines,
+            reread,
         )
+        return parts
+
+    return _fold_empty(sections, emit, norm)
+
+
+def _merge_empty_parts(parts: list[Chunk], text: str) -> list[Chunk]:
+    """Parts with clean text; an empty part's Markdown joins its neighbour, so none is lost.
+
+    A part with no clean text (only ESM lines or a link definition, say) is no result of its
+    own: it joins the next part (the previous one at the end of the section).
+    """
+    if all(part.plain.strip() for part in parts):
+        return parts
+    kept: list[Chunk] = []
+    carry: Chunk | None = None  # empty parts waiting for the next part with text
+    for part in parts:
+        if not part.plain.strip():
+            carry = carry or part
+            continue
+        if carry is not None:
+            part = replace(
+                part,
+                text=text[carry.char_start : part.char_end],
+                char_start=carry.char_start,
+                line_start=carry.line_start,
+            )
+            carry = None
+        kept.append(part)
+    if carry is not None and kept:
+        last = kept[-1]
+        end = parts[-1]
+        kept[-1] = replace(
+            last,
+            text=text[last.char_start : end.char_end],
+            char_end=end.char_end,
+            line_end=end.line_end,
+        )
+    return [replace(part, ordinal=k) for k, part in enumerate(kept)]
+
+
+def _fold_empty(
+    sections: list[_Section], emit: Callable[[_Section], list[Chunk]], text: str
+) -> list[Chunk]:
+    """Chunks of every section; a section with no clean text is no result of its own.
+
+    Its heading joins the heading path of the next section with text (before that section's
+    own heading, unless it is already an ancestor), so a heading followed directly by a
+    subheading, or by nothing but build instructions, still leads searchers to what follows.
+    """
+    out: list[Chunk] = []
+    pending: list[str] = []
+    for section in sections:
+        if pending and section.heading_end_line >= 0:
+            ancestors = section.path[:-1]
+            folded = tuple(h for h in pending if h not in ancestors)
+            section = section._replace(path=ancestors + folded + section.path[-1:])
+        parts = _merge_empty_parts(emit(section), text)
+        if parts:
+            out.extend(parts)
+            pending = []
+        elif section.heading_end_line >= 0 and section.path:
+            pending.append(section.path[-1])
     return out
+
+
+_NUMBER_PREFIX = re.compile(r"^\d+[-_. ]+(?=\S)")
+_INDEX_NAMES = frozenset({"index", "readme", "_index"})
+
+
+def humanised_name(source: str) -> str:
+    """A page title from a file name: ``docs/getting-started.md`` → ``Getting started``.
+
+    ``index``/``README`` pages take their folder's name (``Home`` at the root); a number
+    prefix (``01-``) and the extension go; ``-`` and ``_`` read as spaces.
+
+    Example:
+        >>> humanised_name("guide/02_first-steps.mdx"), humanised_name("api/README.md")
+        ('First steps', 'Api')
+    """
+    parts = [p for p in source.split("/") if p]
+    name = parts[-1].rsplit(".", 1)[0] if parts else ""
+    if name.lower() in _INDEX_NAMES:
+        name = parts[-2] if len(parts) > 1 else "Home"
+    words = " ".join(_NUMBER_PREFIX.sub("", name).replace("_", " ").replace("-", " ").split())
+    return (words[:1].upper() + words[1:]) if words else "Home"

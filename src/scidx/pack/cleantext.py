@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from scidx.index.highlight import CODE_END, CODE_START
+from scidx.pack.flavours import flavour_for, rewrite
 from scidx.pack.frontmatter import normalize_source
 from scidx.pack.markdown import CUSTOM_ID, INLINE_SPECIAL, TEXT_TYPES, markdown_parser
 
@@ -179,7 +180,7 @@ def join_leaves(leaves: Iterable[Leaf]) -> str:
     return "".join(out)
 
 
-def plain_text(markdown: str) -> str:
+def plain_text(markdown: str, *, generator: str = "commonmark", mdx: bool = False) -> str:
     """The clean text of a Markdown document, as the packer stores it for every chunk.
 
     Derived from markdown-it's token stream, never with regexes over the Markdown: HTML
@@ -192,6 +193,8 @@ def plain_text(markdown: str) -> str:
 
     Args:
         markdown: Any Markdown text (front matter is not special here).
+        generator: Read the generator's syntax first (see :mod:`scidx.pack.flavours`).
+        mdx: The text is MDX (no indented code blocks; ESM and JSX lines).
 
     Returns:
         The clean text.
@@ -200,9 +203,10 @@ def plain_text(markdown: str) -> str:
         >>> plain_text("Use **[pip](https://pip.pypa.io)** <!-- not npm -->: `pip install x`")
         'Use pip : pip install x'
     """
-    md = markdown_parser()
+    md = markdown_parser(mdx)
     env: dict[str, object] = {}
     tokens: list[Token] = []
     text = normalize_source(markdown).replace("\0", "\ufffd")
+    text = rewrite(text, flavour_for(generator), mdx=mdx)
     md.block.parse(text, md, env, tokens)
     return join_leaves(plain_leaves(tokens, 0, md, env))

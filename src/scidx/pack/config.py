@@ -38,6 +38,8 @@ from scidx.embed.openai_models import MODELS as OPENAI_MODELS
 from scidx.errors import ConfigError
 from scidx.index.urls import URL_PLACEHOLDERS, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
+from scidx.pack.flavours import GENERATORS
+from scidx.pack.flavours.detect import detect_generator
 from scidx.pack.globs import compile_glob
 
 __all__ = [
@@ -90,6 +92,7 @@ KNOWN_KEYS = (
     "maxChunkChars",
     "output",
     "anchorStyle",
+    "generator",
     "vectors",
     "snippetOffsets",
     "cacheDir",
@@ -126,7 +129,11 @@ class Config:
             ``local``: a model folder (relative to ``root``) or a Hugging Face model id.
         dimensions: Vector dimensions; 0 for ``local`` and plugins means the model's own.
         max_chunk_chars: Upper bound on a chunk's Markdown length.
-        anchor_style: Heading-slug flavour, ``"github"`` or ``"mkdocs"``.
+        anchor_style: Heading-slug flavour, ``"github"`` or ``"mkdocs"`` (default: ``"mkdocs"``
+            for an MkDocs site, else ``"github"``).
+        generator: The docs generator whose Markdown syntax the inputs use (one of
+            :data:`~scidx.pack.flavours.GENERATORS`); ``config_from_dict`` detects it from the
+            generator's config file (:func:`~scidx.pack.flavours.detect.detect_generator`).
         vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
             ``"binary"`` (see :mod:`scidx.index.vectors`).
         snippet_offsets: Store where each indexed word is, so snippets need no scan of the
@@ -160,6 +167,7 @@ class Config:
     dimensions: int = 512
     max_chunk_chars: int = 1500
     anchor_style: AnchorStyle = "github"
+    generator: str = "commonmark"
     vectors: str = DEFAULT_ENCODING
     snippet_offsets: bool = True
     cache_dir: Path | None = None
@@ -200,6 +208,7 @@ class Config:
             "dimensions": self.dimensions,
             "maxChunkChars": self.max_chunk_chars,
             "anchorStyle": self.anchor_style,
+            "generator": self.generator,
             "urlTemplate": self.url_template,
             # Only when not the default, so configs written before encodings keep their hash.
             **({"vectors": self.vectors} if self.vectors != DEFAULT_ENCODING else {}),
@@ -512,7 +521,9 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         raise check.fail("providerOptions", "a JSON object of the plugin's settings")
     timeout = _timeout(data, check)
 
-    anchor_style = cast(AnchorStyle, check.choice("anchorStyle", ANCHOR_STYLES, "github"))
+    generator = check.choice("generator", GENERATORS, "") or detect_generator(root)
+    default_anchors = "mkdocs" if generator == "mkdocs" else "github"
+    anchor_style = cast(AnchorStyle, check.choice("anchorStyle", ANCHOR_STYLES, default_anchors))
     vectors = check.choice("vectors", ENCODINGS, DEFAULT_ENCODING)
     snippet_offsets = data.get("snippetOffsets", True)
     if not isinstance(snippet_offsets, bool):
@@ -554,6 +565,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         dimensions=dimensions,
         max_chunk_chars=max_chunk_chars,
         anchor_style=anchor_style,
+        generator=generator,
         vectors=vectors,
         snippet_offsets=snippet_offsets,
         cache_dir=cache_dir,

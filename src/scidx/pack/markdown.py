@@ -26,15 +26,20 @@ __all__ = [
 ]
 
 
-@functools.lru_cache(maxsize=1)
-def markdown_parser() -> MarkdownIt:
-    """The process-wide CommonMark + tables parser."""
+@functools.lru_cache(maxsize=2)
+def markdown_parser(mdx: bool = False) -> MarkdownIt:
+    """The process-wide CommonMark + tables parser (``mdx``: without indented code blocks).
+
+    MDX has no indented code blocks: text indented inside a component is prose.
+    """
     # Building a MarkdownIt instance compiles its rule chains: do it once per process.
     md = MarkdownIt("commonmark")
     try:
         md.enable("table")
     except (KeyError, ValueError):  # pragma: no cover - only on a markdown-it without tables
         pass
+    if mdx:
+        md.disable("code")
     return md
 
 

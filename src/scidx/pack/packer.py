@@ -521,6 +521,7 @@ def _header_meta(run: _Run) -> dict[str, Any]:
             "chunker": CHUNKER_VERSION,
             "maxChunkChars": run.cfg.max_chunk_chars,
             "anchorStyle": run.cfg.anchor_style,
+            "generator": run.cfg.generator,
         },
         "configHash": run.cfg.config_hash(),
         "urlTemplate": run.cfg.url_template,

@@ -46,7 +46,7 @@ def auto_workers() -> int:
 
 
 def _chunk_job(
-    items: Sequence[tuple[str, str, str]], max_chunk_chars: int, anchor_style: str
+    items: Sequence[tuple[str, str, str]], max_chunk_chars: int, anchor_style: str, generator: str
 ) -> list[Record]:
     out: list[Record] = []
     for source, path, digest in items:
@@ -57,6 +57,7 @@ def _chunk_job(
             source,
             max_chunk_chars=max_chunk_chars,
             anchor_style=anchor_style,  # type: ignore[arg-type]  # validated by config
+            generator=generator,
         )
         out.extend(Record.from_chunk(c) for c in chunks)
     return out
@@ -213,10 +214,10 @@ def chunk_all(
         batch.append((scanned.item.source, str(scanned.item.path), scanned.digest))
         size += scanned.size
         if size >= _CHUNK_JOB_BYTES:
-            jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style))
+            jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style, cfg.generator))
             batch, size = [], 0
     if batch:
-        jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style))
+        jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style, cfg.generator))
     records: list[Record] = []
     done = 0
     for job, result in zip(jobs, pool.map(_chunk_job, jobs), strict=True):
