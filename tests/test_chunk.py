@@ -485,16 +485,10 @@ def _check_invariants(text: str, max_chunk_chars: int) -> None:
             # Outside every chunk: a heading line, or a section with no clean text at all
             # (nothing a search could find or show).
             if line not in heading_lines:
-                assert (
-                    not any(c.plain.strip() for c in chunks)
-                    or not plain_text(
-                        norm[
-                            line_starts[line] : line_starts[line + 1]
-                            if line + 1 < len(line_starts)
-                            else len(norm)
-                        ]
-                    ).strip()
-                ), (i, norm[i], line)
+                lo = max((h for h in heading_lines if h < line), default=-1) + 1
+                hi = min((h for h in heading_lines if h > line), default=len(line_starts))
+                end = line_starts[hi] if hi < len(line_starts) else len(norm)
+                assert not plain_text(norm[line_starts[lo] : end]).strip(), (i, norm[i], line)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -65,6 +65,7 @@ from typing import Literal, NamedTuple
 from markdown_it.token import Token
 
 from scidx.errors import ConfigError
+from scidx.index.highlight import CODE_END, CODE_START
 from scidx.pack.cleantext import Leaf, join_leaves, plain_leaves, plain_text
 from scidx.pack.flavours import flavour_for, rewrite
 from scidx.pack.frontmatter import Metadata, normalize_source, parse_front_matter
@@ -202,6 +203,8 @@ def _cuts(
     return sorted(set(cuts))
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
 HARD_LIMIT_FACTOR = 4
 """A code block, table or list item is kept whole up to this many times ``maxChunkChars``;
 beyond that, and for any paragraph over ``maxChunkChars``, the text is split inside the block
@@ -277,6 +280,12 @@ def _emit(
                 and not text[hi : lines.end(line_hi)].strip()
             )
             plain = join_leaves(leaves[first:last]) if whole else reread(lo, hi, line_lo, line_hi)
+        elif hi > lo and first > 0 and leaves[first - 1].end > line_hi:
+            # Inside one block that began in an earlier part (a code block over the hard
+            # limit): the part is that block's kind of text.
+            inner = _CONTROLS.sub("", text[lo:hi])  # keep CODE_START/CODE_END unambiguous
+            code = leaves[first - 1].kind == "code"
+            plain = f"{CODE_START}{inner}{CODE_END}" if code else reread(lo, hi, line_lo, line_hi)
         return Chunk(
             source=source,
             heading_path=section.path,
@@ -460,10 +469,12 @@ def chunk_markdown(
         )
         return parts
 
-    return _fold_empty(sections, emit, norm)
+    return _fold_empty(sections, emit, norm, reread)
 
 
-def _merge_empty_parts(parts: list[Chunk], text: str) -> list[Chunk]:
+def _merge_empty_parts(
+    parts: list[Chunk], text: str, reread: Callable[[int, int, int, int], str]
+) -> list[Chunk]:
     """Parts with clean text; an empty part's Markdown joins its neighbour, so none is lost.
 
     A part with no clean text (only ESM lines or a link definition, say) is no result of its
@@ -471,6 +482,20 @@ def _merge_empty_parts(parts: list[Chunk], text: str) -> list[Chunk]:
     """
     if all(part.plain.strip() for part in parts):
         return parts
+    if parts and not any(part.plain.strip() for part in parts):
+        # Parts cut so small that none reads as text alone ("+" of "+++"): read them together.
+        first, last = parts[0], parts[-1]
+        plain = reread(first.char_start, last.char_end, first.line_start - 1, last.line_end - 1)
+        if not plain.strip():
+            return []
+        whole = replace(
+            first,
+            text=text[first.char_start : last.char_end],
+            char_end=last.char_end,
+            line_end=last.line_end,
+            plain=plain,
+        )
+        return [whole]
     kept: list[Chunk] = []
     carry: Chunk | None = None  # empty parts waiting for the next part with text
     for part in parts:
@@ -499,7 +524,10 @@ def _merge_empty_parts(parts: list[Chunk], text: str) -> list[Chunk]:
 
 
 def _fold_empty(
-    sections: list[_Section], emit: Callable[[_Section], list[Chunk]], text: str
+    sections: list[_Section],
+    emit: Callable[[_Section], list[Chunk]],
+    text: str,
+    reread: Callable[[int, int, int, int], str],
 ) -> list[Chunk]:
     """Chunks of every section; a section with no clean text is no result of its own.
 
@@ -514,7 +542,7 @@ def _fold_empty(
             ancestors = section.path[:-1]
             folded = tuple(h for h in pending if h not in ancestors)
             section = section._replace(path=ancestors + folded + section.path[-1:])
-        parts = _merge_empty_parts(emit(section), text)
+        parts = _merge_empty_parts(emit(section), text, reread)
         if parts:
             out.extend(parts)
             pending = []
