@@ -135,7 +135,7 @@ def test_toml_front_matter() -> None:
 
 def test_nul_in_front_matter_becomes_a_replacement_character() -> None:
     """Issue 24 #5: a "\\0" escape or a raw NUL never reaches title or metadata."""
-    text = '---\ntitle: "Guide\\0 one"\nteam: a\x00b\n"k\x00": "v\\0"\n---\n# Body\x00text\n'
+    text = '---\ntitle: "Guide\\0 one"\nteam: a\x00b\n"k\x00": "v\\0"\n---\n# Body\x00text\n\nx\n'
     _, fields = parse_front_matter(normalize_source(text))
     assert fields == {"title": "Guide\ufffd one", "team": "a\ufffdb", "k\ufffd": "v\ufffd"}
     chunks = chunk_markdown(text, "guide.md")

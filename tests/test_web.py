@@ -49,6 +49,14 @@ def client(server: UvicornThread) -> Iterator[httpx.Client]:
 # -- GET /search -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_search_for_nonsense_has_no_results(client: httpx.Client, mode: str) -> None:
+    # What the search page shows as "No results": nonsense is not evidence in any mode.
+    for q in ("xyzzyplugh", "qwxzvb fmxw"):
+        response = client.get("/search", params={"q": q, "mode": mode})
+        assert response.status_code == 200 and response.json()["hits"] == [], (q, mode)
+
+
 def test_search_hits_are_the_cli_json_hits(client: httpx.Client, index_dir: Path) -> None:
     response = client.get("/search", params={"q": "rotate nginx logs", "k": 3, "mode": "keyword"})
     assert response.status_code == 200

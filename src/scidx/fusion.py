@@ -27,6 +27,8 @@ DEFAULT_FUSION: dict[str, Any] = {
     "alpha": 0.3,
     "prfDocs": 3,
     "prfBeta": 2.0,
+    # No floor: a chunk without a query term is never a hit (the hashing vectors only reorder).
+    "vectorFloor": None,
 }
 
 

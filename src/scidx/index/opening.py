@@ -259,11 +259,19 @@ def _fusion(header: Header) -> dict[str, Any]:
         raise corrupt(src, f"meta `fusion.prfDocs` is {docs!r}, not an integer in [0, 1000]")
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta <= 1000:
         raise corrupt(src, f"meta `fusion.prfBeta` is {beta!r}, not a number in [0, 1000]")
+    floor = fusion.get("vectorFloor")
+    if floor is not None and (
+        isinstance(floor, bool) or not isinstance(floor, (int, float)) or not -1 <= floor <= 1
+    ):
+        raise corrupt(
+            src, f"meta `fusion.vectorFloor` is {floor!r}, not nil or a number in [-1, 1]"
+        )
     return {
         "method": "weighted-sum",
         "alpha": float(alpha),
         "prfDocs": docs,
         "prfBeta": float(beta),
+        "vectorFloor": None if floor is None else float(floor),
     }
 
 

@@ -29,6 +29,12 @@ Contract:
   ``scidx.embed.local.FUSION``). ``alpha`` defaults to the header's and can be overridden per
   query; an index without ``meta.fusion`` uses :data:`DEFAULT_ALPHA`, :data:`PRF_DOCS` and
   :data:`PRF_BETA`.
+* **Evidence.** A text query in vector or hybrid mode returns only chunks with evidence: a
+  query term matches them, or their cosine is at least the header's ``meta.fusion.vectorFloor``
+  (calibrated per provider on SciFact train, ``benchmarks/bench_evidence.py``). The hashing
+  provider records no floor (nil), so its vectors reorder keyword matches and never add a
+  chunk; nonsense (``xyzzyplugh``) finds nothing in any mode. A query given only as a vector
+  is not filtered.
 * Ordering is deterministic: score descending, then chunk row ascending. Rows are stored in
   chunk-id order (code points), so equal scores are listed by chunk id; ties at the k-th place
   are resolved the same way.
@@ -375,18 +381,21 @@ class Searcher:
                 if qvec is None:
                     return _NOTHING
             stage("retrieval")
-            if params.min_score is None and not params.filters.active:
+            if not text and params.min_score is None and not params.filters.active:
                 rows, scores = self._vector_top_k(qvec, min(int(params.k), self.corpus.n))
                 return rows.tolist(), scores.tolist(), terms
             scores = self.vector_scores(qvec)
             rows = np.arange(self.corpus.n, dtype=np.int64)
+            if text:
+                rows = np.flatnonzero(self._evidence(terms, scores)).astype(np.int64)
+                scores = scores[rows]
         else:
             if qvec is None:
                 stage("embedding")
                 qvec = self.encoder.embed_normalised(text)
             stage("retrieval")
             alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
-            fused = self._hybrid(terms, qvec, float(alpha))
+            fused = self._hybrid(terms, qvec, float(alpha), evidence=bool(text))
             stage("fusion")
             if isinstance(fused, tuple):
                 rows, scores = fused
@@ -448,9 +457,18 @@ class Searcher:
         return (expanded / norm).astype(np.float32)
 
     def _hybrid(
-        self, terms: Sequence[str], qvec: npt.NDArray[np.float32] | None, alpha: float
+        self,
+        terms: Sequence[str],
+        qvec: npt.NDArray[np.float32] | None,
+        alpha: float,
+        *,
+        evidence: bool = True,
     ) -> npt.NDArray[np.float32] | tuple[_Rows, _Scores]:
-        """Fused scores: a dense array over all chunks, or ``(rows, scores)`` without vectors."""
+        """Fused scores: a dense array over all chunks, or ``(rows, scores)`` without vectors.
+
+        With ``evidence`` (a text query), a chunk no query term matches scores 0 unless its
+        cosine clears the header's ``vectorFloor`` (:meth:`_floor`).
+        """
         if qvec is not None and terms:
             dense = self._dense_keyword(terms)
             if dense is not None:
@@ -464,17 +482,46 @@ class Searcher:
             return kw_rows, fused_kw.astype(np.float32)
         # Every chunk has a cosine, so fusing densely costs O(N) next to the O(N * D) product
         # and ranks every chunk exactly (no candidate pools that a filter could empty).
-        fused = self._vector_part(self._expand(qvec, kw_rows, kw_scores), alpha)
+        fused, cos = self._vector_part(self._expand(qvec, kw_rows, kw_scores), alpha)
         if kw_max > 0:
             fused[kw_rows] += (1.0 - alpha) * kw_scores.astype(np.float64) / kw_max
+        if evidence:
+            keep = self._floor(cos)
+            keep[kw_rows] = True
+            fused[~keep] = 0.0
         return fused.astype(np.float32)
 
-    def _vector_part(self, qvec: npt.NDArray[np.float32], alpha: float) -> npt.NDArray[np.float64]:
-        """``alpha`` times every chunk's cosine (negatives as 0) scaled by the best one."""
-        cos = self.vector_scores(qvec).astype(np.float64)
+    def _vector_part(
+        self, qvec: npt.NDArray[np.float32], alpha: float
+    ) -> tuple[npt.NDArray[np.float64], _Scores]:
+        """``alpha`` times every chunk's cosine (negatives as 0) scaled by the best one.
+
+        Returns:
+            The scaled vector leg and the raw cosines (for the evidence floor).
+        """
+        raw = self.vector_scores(qvec)
+        cos = raw.astype(np.float64)
         np.maximum(cos, 0.0, out=cos)
         vmax = float(cos.max()) if cos.shape[0] else 0.0
-        return cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)
+        return (cos * (alpha / vmax) if vmax > 0 else np.zeros_like(cos)), raw
+
+    def _floor(self, cos: _Scores) -> npt.NDArray[np.bool_]:
+        """Chunks whose cosine alone is evidence: at least the header's ``vectorFloor``.
+
+        No floor (the hashing provider's, and any index packed before floors): none is, so the
+        vector leg reorders keyword matches and never adds a chunk the query does not contain.
+        """
+        floor = self.corpus.fusion.get("vectorFloor")
+        if floor is None:
+            return np.zeros(cos.shape[0], dtype=np.bool_)
+        return np.asarray(cos >= float(floor), dtype=np.bool_)
+
+    def _evidence(self, terms: Sequence[str], cos: _Scores) -> npt.NDArray[np.bool_]:
+        """Chunks a text query may return: those matching a term, or clearing the floor."""
+        keep = self._floor(cos)
+        if terms:
+            keep[self.keyword_scores(terms)[0]] = True
+        return keep
 
     def _dense_keyword(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
         """BM25 scores of every chunk as one float32 array, when summing them densely is cheap.
@@ -505,11 +552,14 @@ class Searcher:
             rows, scores = top_k_dense(kw, docs)
             keep = scores > 0
             qvec = self._expand(qvec, rows[keep], scores[keep])
-        fused = self._vector_part(qvec, alpha)
+        fused, cos = self._vector_part(qvec, alpha)
+        keep = self._floor(cos)
+        keep |= kw > 0
         if kw_max > 0:
             np.multiply(kw64, 1.0 - alpha, out=kw64)
             np.divide(kw64, kw_max, out=kw64)
             fused += kw64
+        fused[~keep] = 0.0
         return fused.astype(np.float32)
 
 
