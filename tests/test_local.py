@@ -122,7 +122,7 @@ def test_pack_search_and_warm_repack(
     cfg = make_project(tmp_path, minilm)
     code, out, err = run(["pack-docs", "--config", str(cfg)], capsys)
     assert code == 0, err
-    assert re.search(r"6 embedded, 0 cache hits; .* chunks/s\)", out), out
+    assert re.search(r"4 embedded, 0 cache hits; .* chunks/s\)", out), out
     index = tmp_path / "docs.scidx"
     with load(index, model_dir=minilm) as idx:
         assert idx.meta["fusion"] == dict(FUSION)
@@ -132,7 +132,7 @@ def test_pack_search_and_warm_repack(
     before = index.read_bytes()
     # Warm: every vector from the cache (or the previous index), no model run at all.
     result = pack_docs(cfg, force=True)
-    assert (result.embedded, result.cache_hits) == (0, 6)
+    assert (result.embedded, result.cache_hits) == (0, 4)
     assert index.read_bytes() == before
     code, out, _ = run(["pack-docs", "--config", str(cfg), "--check"], capsys)
     assert code == 0, out
@@ -174,14 +174,14 @@ def test_a_different_model_at_the_same_path_is_stale(
     model = copy_model(minilm, tmp_path / "model")
     cfg = make_project(tmp_path / "p", model)
     first = pack_docs(cfg)
-    assert first.embedded == 6
+    assert first.embedded == 4
     # Same path, other tokenizer bytes: another model as far as the vectors are concerned.
     tok = model / "tokenizer.json"
     tok.write_text(tok.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     code, out, _ = run(["pack-docs", "--config", str(cfg), "--check"], capsys)
     assert code == 6, out
     second = pack_docs(cfg)
-    assert (second.embedded, second.cache_hits) == (6, 0)  # the cache missed too
+    assert (second.embedded, second.cache_hits) == (4, 0)  # the cache missed too
     assert not second.up_to_date
 
 
