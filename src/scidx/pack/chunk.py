@@ -414,42 +414,12 @@ def chunk_markdown(
         anchor = slugger.unique(custom) if custom is not None else slugger.slug(htext)
         headings.append(Heading(level, start, end, htext.strip(), anchor, is_top))
 
-    title = (
-        fm_title
-        or next((h.text for h in headings if h.top and h.level == 1 and h.text), "")
-        or next((h.text for h in headings if h.top and h.text), "")
-        or humanised_name(source)
-    )
+    title = _title(fm_title, headings, source)
 
-    sections: list[_Section] = []
-    h1: str | None = fm_title or None
-    h2: str | None = None
-    h3: str | None = None
-    section_heads = [h for h in headings if h.top and h.level <= 3]
-    sections.append(_Section((h1,) if h1 else (), "", -1, fm_lines, pre_end))
-    for idx, head in enumerate(section_heads):
-        if head.level == 1:
-            h1, h2, h3 = head.text, None, None
-        elif head.level == 2:
-            h2, h3 = head.text, None
-        else:
-            h3 = head.text
-        path = tuple(p for p in (h1, h2, h3) if p is not None)
-        nxt = section_heads[idx + 1].start if idx + 1 < len(section_heads) else lines.count
-        sections.append(_Section(path, head.anchor, head.end - 1, head.end, nxt))
+    sections = _sections(headings, fm_title, fm_lines, pre_end, lines.count)
 
     shadow = (norm[:fm_end] + body).split("\n") if body is not norm else None
-
-    def reread(lo: int, hi: int, line_lo: int, line_hi: int) -> str:
-        # A part that is whole lines reads the rewritten lines (a construct may open in an
-        # earlier part); a part cut inside a line re-reads its own Markdown.
-        if (
-            shadow is not None
-            and not norm[lines.start(line_lo) : lo].strip()
-            and not norm[hi : lines.end(line_hi)].strip()
-        ):
-            return plain_text("\n".join(shadow[line_lo : line_hi + 1]), mdx=mdx)
-        return plain_text(norm[lo:hi], generator=generator, mdx=mdx)
+    reread = _rereader(lines, shadow, generator, mdx)
 
     def emit(section: _Section) -> list[Chunk]:
         parts: list[Chunk] = []
@@ -470,6 +440,59 @@ def chunk_markdown(
         return parts
 
     return _fold_empty(sections, emit, norm, reread)
+
+
+def _title(fm_title: str, headings: list[Heading], source: str) -> str:
+    """Front-matter title, else the first top-level H1, else the first heading, else the name."""
+    return (
+        fm_title
+        or next((h.text for h in headings if h.top and h.level == 1 and h.text), "")
+        or next((h.text for h in headings if h.top and h.text), "")
+        or humanised_name(source)
+    )
+
+
+def _rereader(
+    lines: _Lines, shadow: list[str] | None, generator: str, mdx: bool
+) -> Callable[[int, int, int, int], str]:
+    """The clean text of a part that whole blocks cannot give (see :func:`_emit`)."""
+    norm = lines.text
+
+    def reread(lo: int, hi: int, line_lo: int, line_hi: int) -> str:
+        # A part that is whole lines reads the rewritten lines (a construct may open in an
+        # earlier part); a part cut inside a line re-reads its own Markdown.
+        if (
+            shadow is not None
+            and not norm[lines.start(line_lo) : lo].strip()
+            and not norm[hi : lines.end(line_hi)].strip()
+        ):
+            return plain_text("\n".join(shadow[line_lo : line_hi + 1]), mdx=mdx)
+        return plain_text(norm[lo:hi], generator=generator, mdx=mdx)
+
+    return reread
+
+
+def _sections(
+    headings: list[Heading], fm_title: str, fm_lines: int, pre_end: int, count: int
+) -> list[_Section]:
+    """The preamble and one section per top-level H1-H3, with their heading paths."""
+    sections: list[_Section] = []
+    h1: str | None = fm_title or None
+    h2: str | None = None
+    h3: str | None = None
+    section_heads = [h for h in headings if h.top and h.level <= 3]
+    sections.append(_Section((h1,) if h1 else (), "", -1, fm_lines, pre_end))
+    for idx, head in enumerate(section_heads):
+        if head.level == 1:
+            h1, h2, h3 = head.text, None, None
+        elif head.level == 2:
+            h2, h3 = head.text, None
+        else:
+            h3 = head.text
+        path = tuple(p for p in (h1, h2, h3) if p is not None)
+        nxt = section_heads[idx + 1].start if idx + 1 < len(section_heads) else count
+        sections.append(_Section(path, head.anchor, head.end - 1, head.end, nxt))
+    return sections
 
 
 def _merge_empty_parts(
