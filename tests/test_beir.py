@@ -75,7 +75,7 @@ def test_bench_columns_reranker_vectors_replicate(tmp_path: Path) -> None:
 
     data = read_beir(make_beir(tmp_path / "tiny"), "test")
     (plain,) = run_bench(data, modes=["keyword"], k=10)
-    assert (plain.reranker, plain.vectors, plain.replicate) == ("", "float32", 1)
+    assert (plain.reranker, plain.vectors, plain.replicate) == ("", "int8", 1)
     assert plain.rerank_p50_ms is None and plain.to_dict()["rerank_p50_ms"] == ""
 
     class Reverse:

@@ -82,7 +82,7 @@ def test_pack_search_inspect(project: Path, capsys: pytest.CaptureFixture[str]) 
     assert info["counts"]["chunks"] == 3
     assert info["provider"]["provider"] == "hashing"
     assert info["verified"] is True
-    assert "vectors" in info["sections"]
+    assert "vectors.i8" in info["sections"]  # int8 is the default encoding
 
     code, out, _ = run(["inspect", index], capsys)
     assert code == 0

@@ -495,6 +495,7 @@ def test_canonical_content(tmp_path: Path) -> None:
         "anchorStyle": "github",
         "generator": "github",
         "urlTemplate": None,
+        "vectors": "int8",  # the default since packer 7; float32 is left out (older configs)
     }
 
 

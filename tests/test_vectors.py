@@ -293,12 +293,14 @@ def test_cli_exit_code_for_unknown_encoding(packed: dict[str, bytes], tmp_path: 
 
 def test_config_vectors_key(tmp_path: Path) -> None:
     base = {"include": ["*.md"], "output": "x.scidx"}
-    assert config_from_dict(base, root=tmp_path).vectors == "float32"
+    assert config_from_dict(base, root=tmp_path).vectors == "int8"
     plain = config_from_dict(base, root=tmp_path).config_hash()
-    explicit = config_from_dict({**base, "vectors": "float32"}, root=tmp_path).config_hash()
-    assert plain == explicit  # configs written before encodings keep their hash
-    int8 = config_from_dict({**base, "vectors": "int8"}, root=tmp_path)
-    assert int8.vectors == "int8" and int8.config_hash() != plain
+    explicit = config_from_dict({**base, "vectors": "int8"}, root=tmp_path).config_hash()
+    assert plain == explicit  # the default, named or not
+    f32 = config_from_dict({**base, "vectors": "float32"}, root=tmp_path)
+    assert f32.vectors == "float32" and f32.config_hash() != plain
+    # float32 hashes as a config without the key did before encodings existed.
+    assert "vectors" not in f32.canonical()
     with pytest.raises(ConfigError, match='"vectors"'):
         config_from_dict({**base, "vectors": "int4"}, root=tmp_path)
     with pytest.raises(ConfigError, match="vectors"):

@@ -37,7 +37,7 @@ from scidx.embed.openai_models import DEFAULT_MODEL as OPENAI_DEFAULT_MODEL
 from scidx.embed.openai_models import MODELS as OPENAI_MODELS
 from scidx.errors import ConfigError
 from scidx.index.urls import URL_PLACEHOLDERS, source_root_problem, url_template_problem
-from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
+from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS, UNDECLARED_ENCODING
 from scidx.pack.flavours import GENERATORS
 from scidx.pack.flavours.detect import detect_generator
 from scidx.pack.globs import compile_glob
@@ -210,8 +210,10 @@ class Config:
             "anchorStyle": self.anchor_style,
             "generator": self.generator,
             "urlTemplate": self.url_template,
-            # Only when not the default, so configs written before encodings keep their hash.
-            **({"vectors": self.vectors} if self.vectors != DEFAULT_ENCODING else {}),
+            # Only when not float32 (what every config meant before encodings existed), so a
+            # config's hash changes exactly when what it packs does (the default is int8 since
+            # packer 7: a config without the key now packs int8, and gets a new hash).
+            **({"vectors": self.vectors} if self.vectors != UNDECLARED_ENCODING else {}),
         }
         # Only when set, so that configs without them keep the hash they always had.
         if self.max_tokens is not None:
