@@ -47,11 +47,44 @@ def project(tmp_path: Path) -> Path:
     return cfg
 
 
+def test_pack_counts_agree_and_name_duplicates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two copies of the same page: their 3 chunks share texts, embedded once and reused.
+    (tmp_path / "docs").mkdir()
+    for name in ("a.md", "b.md"):
+        (tmp_path / "docs" / name).write_text(DOC, encoding="utf-8")
+    (tmp_path / "docs" / "other.md").write_text("# Other\n\nSomething else.\n", encoding="utf-8")
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/**/*.md"], "output": "docs.scidx"}))
+
+    code, out, err = run(["pack-docs", "--config", str(cfg)], capsys)
+    assert code == 0, err
+    lines = err.splitlines()
+    assert (
+        "7 chunks: 4 distinct texts, 3 duplicates (each embedded once, its vector reused)" in lines
+    )
+    assert "cache hits: 0/4" in lines and "embed: 4/4" in lines
+    assert "packed 3 files into 7 chunks" in out
+    assert "; 4 distinct texts, 3 duplicates; cache hits 0/4; embedded 4;" in out
+
+    code, out, err = run(["pack-docs", "--config", str(cfg), "--force"], capsys)
+    assert code == 0, err
+    assert "cache hits: 4/4" in err.splitlines()
+    assert not any(line.startswith("embed:") for line in err.splitlines())  # nothing sent
+    assert "; 4 distinct texts, 3 duplicates; cache hits 4/4; embedded 0;" in out
+
+    code, out, _ = run(["pack-docs", "--config", str(cfg), "--force", "--json"], capsys)
+    summary = json.loads(out)
+    assert (summary["chunks"], summary["duplicates"]) == (7, 3)
+    assert (summary["cacheHits"], summary["embedded"]) == (4, 0)
+
+
 def test_pack_search_inspect(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["pack-docs", "--config", str(project)], capsys)
     assert code == 0, err
     assert out.startswith("packed 1 files into 3 chunks → ")
-    assert "3 embedded, 0 cache hits" in out
+    assert "3 distinct texts, 0 duplicates; cache hits 0/3; embedded 3;" in out
     assert "read: 1/1" in err  # plain progress when stderr is not a terminal
     assert "cache hits: 0/3" in err
     code, _, err = run(["pack-docs", "--config", str(project), "--force"], capsys)

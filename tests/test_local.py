@@ -122,7 +122,9 @@ def test_pack_search_and_warm_repack(
     cfg = make_project(tmp_path, minilm)
     code, out, err = run(["pack-docs", "--config", str(cfg)], capsys)
     assert code == 0, err
-    assert re.search(r"4 embedded, 0 cache hits; .* chunks/s\)", out), out
+    assert re.search(
+        r"4 distinct texts, 0 duplicates; cache hits 0/4; embedded 4; .* chunks/s\)", out
+    ), out
     index = tmp_path / "docs.scidx"
     with load(index, model_dir=minilm) as idx:
         assert idx.meta["fusion"] == dict(FUSION)

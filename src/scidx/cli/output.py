@@ -9,7 +9,7 @@ import typer
 
 from scidx.index.safety import terminal_safe
 
-__all__ = ["PlainProgress", "RichProgress", "echo", "human_bytes", "link"]
+__all__ = ["PlainProgress", "RichProgress", "distinct_texts", "echo", "human_bytes", "link"]
 
 
 def echo(message: str = "", *, err: bool = False) -> None:
@@ -30,7 +30,10 @@ class PlainProgress:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         """Report that ``stage`` has done ``done`` of ``total`` items."""
-        if stage == "cached":
+        if stage == "distinct":
+            reuse = " (each embedded once, its vector reused)" if done < total else ""
+            typer.echo(f"{total} chunks: {distinct_texts(done, total)}{reuse}", err=True)
+        elif stage == "cached":
             typer.echo(f"cache hits: {done}/{total}", err=True)
         elif done == total and total > 0 and stage != self._last:
             self._last = stage
@@ -61,6 +64,8 @@ class RichProgress:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         """Report that ``stage`` has done ``done`` of ``total`` items."""
+        if stage == "distinct":  # a count, not a stage with a bar; the summary repeats it
+            return
         if stage not in self._tasks:
             self._tasks[stage] = self._progress.add_task(stage, total=max(total, 1))
         # Updating per file costs more than the work on a big corpus: at most ~20 per second.
@@ -73,6 +78,11 @@ class RichProgress:
     def close(self) -> None:
         """Remove the progress bars."""
         self._progress.stop()
+
+
+def distinct_texts(distinct: int, chunks: int) -> str:
+    """``680 distinct texts, 5 duplicates``: the same words in progress and summary."""
+    return f"{distinct} distinct texts, {chunks - distinct} duplicates"
 
 
 def human_bytes(n: int) -> str:

@@ -11,7 +11,7 @@ import typer
 
 from scidx.cli.app import app
 from scidx.cli.exits import STALE_EXIT, fail
-from scidx.cli.output import PlainProgress, RichProgress, echo, human_bytes
+from scidx.cli.output import PlainProgress, RichProgress, distinct_texts, echo, human_bytes
 from scidx.errors import ConfigError, ScidxError
 
 if TYPE_CHECKING:
@@ -110,8 +110,10 @@ def pack_docs_command(
         else:
             echo(
                 f"packed {result.files} files into {result.chunks} chunks → {result.output} "
-                f"({human_bytes(result.output_bytes)}; {result.embedded} embedded, "
-                f"{result.cache_hits} cache hits; {result.seconds:.2f} s"
+                f"({human_bytes(result.output_bytes)}; "
+                f"{distinct_texts(result.distinct, result.chunks)}; "
+                f"cache hits {result.cache_hits}/{result.distinct}; "
+                f"embedded {result.embedded}; {result.seconds:.2f} s"
                 + (
                     f"; {result.chunks_per_second:.1f} chunks/s"
                     if result.chunks_per_second is not None

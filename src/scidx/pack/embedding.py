@@ -13,7 +13,7 @@ from scidx.embed.registry import provider_names, resolve_provider
 from scidx.errors import ConfigError, EmbeddingError, ProviderError, ScidxError
 from scidx.index.vectors import DEFAULT_ENCODING, VectorEncoder
 from scidx.pack.arrays import record_texts, release_freed_memory
-from scidx.pack.cache import CachedEmbedder, EmbeddingCache, default_cache_dir
+from scidx.pack.cache import CachedEmbedder, EmbeddingCache, cache_key, default_cache_dir
 from scidx.pack.config import Config
 from scidx.pack.progress import Progress
 from scidx.pack.records import Record
@@ -95,14 +95,21 @@ def embed_records(
     progress: Progress,
     seed: Mapping[bytes, np.ndarray] | None = None,
     encoding: str = DEFAULT_ENCODING,
-) -> tuple[dict[str, np.ndarray], int, int]:
+) -> tuple[dict[str, np.ndarray], int, int, int]:
     """Vectors for every record, in order: previous index, then disk cache, then the provider.
 
     Each batch is encoded (``encoding``: ``float32``, ``int8`` or ``binary``) as it arrives, so
     a compact index never holds the float32 matrix. Returns ``(vector arrays, cache hits,
-    provider calls)``; the arrays are those of :func:`scidx.index.vectors.encode_vectors`.
+    provider calls, duplicates)``; the arrays are those of
+    :func:`scidx.index.vectors.encode_vectors`. Hits and calls count distinct texts;
+    duplicates are the chunks whose text another chunk already has (embedded once, reused).
+    Progress reports the same counts: ``distinct`` (distinct texts of all chunks), ``cached``
+    (hits of the distinct texts), ``embed`` (texts the provider embedded of those it is sent).
     """
     texts = record_texts(records)
+    first = _first_occurrences(texts, embedder)
+    distinct = int(first.sum())
+    progress("distinct", distinct, len(texts))
     cache = EmbeddingCache(default_cache_dir(cache_dir)) if use_cache else None
     try:
         # The labels let the provider name chunks (not list positions) in its warnings.
@@ -110,16 +117,19 @@ def embed_records(
         out = VectorEncoder(encoding, len(texts), embedder.dimensions)
         done = 0
         reported_hits = False
-        progress("embed", 0, len(texts))
+        progress("embed", 0, distinct)
         try:
             for positions, vecs in cached.embed_iter(texts):
                 if not reported_hits:
                     # The cache is consulted before anything is yielded: its hits are known now.
-                    progress("cached", cached.hits, len(set(texts)))
+                    progress("cached", cached.hits, distinct)
                     reported_hits = True
-                out.put(np.asarray(positions, dtype=np.intp), vecs)
-                done += len(positions)
-                progress("embed", done, len(texts))
+                rows = np.asarray(positions, dtype=np.intp)
+                out.put(rows, vecs)
+                # Every hit is yielded before the first provider batch, so the distinct texts
+                # done beyond the hits are the ones the provider embedded.
+                done += int(first[rows].sum())
+                progress("embed", max(done - cached.hits, 0), distinct - cached.hits)
         except ScidxError:
             raise
         except Exception as exc:  # a plugin provider may raise anything: report, never crash
@@ -128,8 +138,25 @@ def embed_records(
                 f"the {provider!r} embedding provider failed: {type(exc).__name__}: {exc}; "
                 "batches finished before the failure are cached, nothing was written"
             ) from exc
-        return out.arrays, cached.hits, cached.misses
+        return out.arrays, cached.hits, cached.misses, len(texts) - distinct
     finally:
         if cache is not None:
             cache.close()
         release_freed_memory()  # the cache keys of every text
+
+
+def _first_occurrences(texts: Sequence[str], embedder: Embedder) -> np.ndarray:
+    """A mask of the chunks whose text no earlier chunk has, by the cache's own key.
+
+    Keying by :func:`cache_key` (16-byte digests, not the texts) makes "distinct" mean exactly
+    what the cache dedups, without holding a second copy of the corpus.
+    """
+    seen: set[bytes] = set()
+    mask = np.zeros(len(texts), dtype=bool)
+    ident = (embedder.provider_id, embedder.model_id, embedder.dimensions)
+    for position, text in enumerate(texts):
+        key = cache_key(*ident, text)
+        if key not in seen:
+            seen.add(key)
+            mask[position] = True
+    return mask

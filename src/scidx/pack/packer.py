@@ -80,8 +80,9 @@ class PackResult:
         up_to_date: True when nothing was written because the inputs were unchanged.
         files: Number of input files (0 for records).
         chunks: Number of chunks in the index.
-        cache_hits: Vectors served by the embedding cache.
-        embedded: Vectors computed by the provider.
+        cache_hits: Distinct texts whose vector came from the cache or the previous index.
+        embedded: Distinct texts the provider embedded.
+        duplicates: Chunks whose text another chunk has (embedded once, vector reused).
         output_bytes: Size of the index.
         seconds: Wall time of the pack.
         data: The index bytes, for an in-memory pack only.
@@ -99,6 +100,7 @@ class PackResult:
     chunks: int = 0
     cache_hits: int = 0
     embedded: int = 0
+    duplicates: int = 0
     output_bytes: int = 0
     seconds: float = 0.0
     data: bytes | None = None
@@ -107,6 +109,11 @@ class PackResult:
     dry_run: DryRunPlan | None = None
     truncated: list[str] = field(default_factory=list)
     embed_seconds: float = 0.0
+
+    @property
+    def distinct(self) -> int:
+        """Distinct chunk texts: what the cache and the provider see."""
+        return self.chunks - self.duplicates
 
     @property
     def chunks_per_second(self) -> float | None:
@@ -124,6 +131,7 @@ class PackResult:
             "chunks": self.chunks,
             "cacheHits": self.cache_hits,
             "embedded": self.embedded,
+            "duplicates": self.duplicates,
             "outputBytes": self.output_bytes,
             "seconds": round(self.seconds, 3),
         }
@@ -238,7 +246,7 @@ def pack_records(
     try:
         bm25_pending = pool.start_bm25(valid, snippet_offsets=snippet_offsets)
         embed_started = time.perf_counter()
-        vector_arrays, hits, misses = embed_records(
+        vector_arrays, hits, misses, duplicates = embed_records(
             valid,
             pool.wrap(emb),
             cache_dir=Path(cache_dir) if cache_dir else None,
@@ -265,6 +273,7 @@ def pack_records(
         chunks=len(valid),
         cache_hits=hits,
         embedded=misses,
+        duplicates=duplicates,
         truncated=_truncated(emb),
         embed_seconds=embed_seconds,
     )
@@ -383,7 +392,7 @@ def _embed_and_index(
     """
     bm25_pending = pool.start_bm25(valid, snippet_offsets=run.cfg.snippet_offsets)
     embed_started = time.perf_counter()
-    vector_arrays, result.cache_hits, result.embedded = embed_records(
+    vector_arrays, result.cache_hits, result.embedded, result.duplicates = embed_records(
         valid,
         pool.wrap(run.embedder),
         cache_dir=run.cfg.cache_dir,
