@@ -89,8 +89,15 @@ def test_bench_columns_reranker_vectors_replicate(tmp_path: Path) -> None:
         def rerank(self, query: str, candidates: Sequence[object]) -> list[float]:
             return [float(i) for i in range(len(candidates))]
 
-    (vec,) = run_bench(data, modes=["vector"], k=10)
-    (rr,) = run_bench(data, modes=["vector"], k=10, reranker=Reverse())
+    # A chunk every judged query also matches, so each candidate list has two entries (with the
+    # hashing provider a text query's candidates are its keyword matches).
+    root = make_beir(tmp_path / "shared")
+    with (root / "corpus.jsonl").open("a", encoding="utf-8") as f:
+        note = "Notes on vitamin, bone, aspirin, heart, sleep, memory and insulin."
+        f.write(json.dumps({"_id": "d5", "title": "Notes", "text": note}) + "\n")
+    shared = read_beir(root, "test")
+    (vec,) = run_bench(shared, modes=["vector"], k=10)
+    (rr,) = run_bench(shared, modes=["vector"], k=10, reranker=Reverse())
     assert rr.reranker == "reverse" and rr.rerank_p50_ms is not None and rr.rerank_p50_ms >= 0
     assert rr.mrr_10 < vec.mrr_10  # every candidate list is now upside down
     (i8,) = run_bench(data, modes=["vector"], k=10, vectors="int8")

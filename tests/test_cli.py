@@ -328,10 +328,11 @@ def test_equal_scores_are_ordered_by_chunk_id(
 ) -> None:
     (tmp_path / "docs").mkdir()
     body = "The frobnicator widget hums.\n"
-    # File names whose humanised titles ("Apple", "Berry") are one indexed word each, so every
-    # chunk has the same length ("A" would be a stop word and make a.md's chunk shorter).
-    (tmp_path / "docs" / "berry.md").write_text(f"## Zeta\n\n{body}\n## Alpha\n\n{body}")
-    (tmp_path / "docs" / "apple.md").write_text(f"## Mid\n\n{body}")
+    # Title and heading are indexed with the text, so each chunk gets a one-word H1 and a
+    # one-word H2: every chunk has the same length. (Without an H1 a page is titled by its
+    # first heading, which later sections would carry as an extra word.)
+    (tmp_path / "docs" / "berry.md").write_text(f"# Berry\n\n## Zeta\n\n{body}\n## Alpha\n\n{body}")
+    (tmp_path / "docs" / "apple.md").write_text(f"# Apple\n\n## Mid\n\n{body}")
     cfg = tmp_path / "staticcorpus.json"
     cfg.write_text(json.dumps({"include": ["docs/*.md"], "output": "t.scidx"}))
     assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0

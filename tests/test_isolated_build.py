@@ -162,7 +162,7 @@ def test_isolated_build_by_name_puts_the_index_in_the_wheel(
     assert "toolup-rag[cli]" in build.log  # resolved by name in the isolated environment
     assert _wheel_index(build.wheel, tmp_path) == _cli_pack(build.project, tmp_path / "cli.scidx")
     # The hook's one line, at the backend's normal verbosity.
-    assert "scidx: mypkg/docs.scidx packed: 2 files, 5 chunks, hashing embeddings" in build.log
+    assert "scidx: mypkg/docs.scidx packed: 2 files, 4 chunks, hashing embeddings" in build.log
 
 
 def test_the_sdist_carries_the_docs_not_the_index(builds: dict[str, Build]) -> None:

@@ -662,7 +662,7 @@ def test_14_the_writer_verifies_its_own_output(tmp_path: Path, monkeypatch: Any)
 
 
 def _swap_vector_rows(path: Path, a: int, b: int) -> None:
-    """Swap two rows of `vectors` and re-encode the file, so every checksum is valid again."""
+    """Swap two stored vector rows and re-encode the file, so every checksum is valid again."""
     import io as _io
 
     from scidx.index import format as fmt
@@ -670,8 +670,12 @@ def _swap_vector_rows(path: Path, a: int, b: int) -> None:
     data = path.read_bytes()
     header = fmt.read_header(data)
     arrays = {name: np.array(fmt.array_view(data, header, name)) for name in header.arrays}
-    vectors = arrays["vectors"]
-    vectors[[a, b]] = vectors[[b, a]]
+    # Whichever encoding stores the rows (int8, the default, keeps a scale per row).
+    for name in ("vectors", "vectors.i8", "vectors.scale", "vectors.bits"):
+        if name in arrays:
+            rows = arrays[name]
+            rows[[a, b]] = rows[[b, a]]
+    assert any(name in arrays for name in ("vectors", "vectors.i8")), sorted(arrays)
     buf = _io.BytesIO()
     fmt.write_index(
         buf, arrays, header.meta, built_utc=header.built_utc, generator=header.generator
