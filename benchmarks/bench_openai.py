@@ -1,9 +1,9 @@
 """Benchmark the OpenAI provider against the local fake server (no network, no real key).
 
 Chunks ``../shared/corpora/fastapi-docs-en`` with the scidx chunker and embeds every chunk
-through the real ``openai`` SDK pointed at ``tests/openai_server.py`` on 127.0.0.1. The server
-runs in a child process so that its JSON encoding does not compete with the client for the GIL
-(in-process, the concurrency figures would measure the server). Reports:
+through the real ``openai`` SDK pointed at ``tests/support/openai_server.py`` on 127.0.0.1. The
+server runs in a child process so that its JSON encoding does not compete with the client for
+the GIL (in-process, the concurrency figures would measure the server). Reports:
 
 * cold: through ``CachedEmbedder`` with an empty cache (requests and inputs sent, time);
 * warm: the same again with the now-full cache (must send zero requests);
@@ -58,13 +58,13 @@ def corpus_texts(corpus: Path) -> list[str]:
 
 
 class ServerProcess:
-    """``tests/openai_server.py`` running as a child process, with its counters over HTTP."""
+    """``tests/support/openai_server.py`` as a child process, with its counters over HTTP."""
 
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
 
     def __enter__(self) -> ServerProcess:
-        script = ROOT / "tests" / "openai_server.py"
+        script = ROOT / "tests" / "support" / "openai_server.py"
         self.proc = subprocess.Popen(
             [sys.executable, str(script), "--latency", str(self.latency)],
             stdin=subprocess.PIPE,

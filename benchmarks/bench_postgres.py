@@ -8,7 +8,7 @@ Usage (from the project root, with ``pip install -e '.[test]'``)::
 Corpora: SciFact (5,183 chunks, "5k") and SciFact repeated ×20 with distinct ids and sources
 ("100k", 103,660 chunks), packed with the offline hashing provider. For each size, in one run
 and one process, against a throwaway PostgreSQL 18 + pgvector 0.8 cluster started by
-``tests/pg_server.py`` (Unix socket, fsync off, default memory settings):
+``tests/support/pg_server.py`` (Unix socket, fsync off, default memory settings):
 
 * pack time (the file) and full ``export_index`` time (tokenise + COPY + GIN + HNSW), then a
   second export of the same index (up to date: nothing written) and an incremental one after
@@ -36,11 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from pg_server import PgServer  # noqa: E402
 from scidx.embed.hashing import HashingEmbedder  # noqa: E402
 from scidx.index.index import Index, load_bytes  # noqa: E402
 from scidx.pack.packer import pack_records  # noqa: E402
 from scidx.postgres import PostgresRetriever, export_index  # noqa: E402
+from support.pg_server import PgServer  # noqa: E402
 
 
 def read_scifact(shared: Path) -> tuple[list[dict[str, str]], list[str]]:

@@ -47,9 +47,9 @@ def _isolated_cache(
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The web tests' folder: ``docs.scidx`` and ``faq.scidx`` from ``web_server``'s records."""
+    """The web tests' folder: ``docs.scidx`` and ``faq.scidx`` of the web server's records."""
     from scidx.pack.packer import pack_records
-    from web_server import OTHER, RECORDS, URL_TEMPLATE
+    from support.web_server import OTHER, RECORDS, URL_TEMPLATE
 
     folder = tmp_path_factory.mktemp("web")
     pack_records(RECORDS, folder / "docs.scidx", url_template=URL_TEMPLATE, use_cache=False)

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from chat_server import ChatServer, Reply
 from scidx.index.index import Index, load_bytes
 from scidx.index.retrieval import IndexRetriever
 from scidx.pack.packer import pack_records
@@ -18,6 +17,7 @@ from scidx.rag.chat import (
     complete,
 )
 from scidx.rag.pipeline import Pipeline, PromptOptions
+from support.chat_server import ChatServer, Reply
 
 KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123"
 

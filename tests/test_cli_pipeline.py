@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from chat_server import ChatServer, Reply
 from scidx.pack.packer import pack_docs
+from support.chat_server import ChatServer, Reply
 from support.cli import run
 
 ROOT = Path(__file__).resolve().parent.parent

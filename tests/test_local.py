@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onnx_models import constant_model, nan_model
 from scidx.embed.base import DEFAULT_FUSION
 from scidx.embed.local import FUSION, LocalEmbedder, model_identity, read_model_files
 from scidx.errors import ConfigError, ProviderError, QueryEmbeddingError
@@ -25,6 +24,7 @@ from scidx.index.index import load
 from scidx.pack.packer import pack_docs, pack_records
 from support.cli import run
 from support.models import DOCS, copy_model, make_project
+from support.onnx_models import constant_model, nan_model
 
 pytestmark = pytest.mark.usefixtures("_no_model_env")
 

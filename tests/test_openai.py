@@ -1,8 +1,9 @@
 """The OpenAI provider, driven through the real ``openai`` SDK against a local fake server.
 
-No SDK object is mocked: :mod:`openai_server` speaks the embeddings API over HTTP on 127.0.0.1
-and every test points ``base_url`` at it. Fault tests script the server's answers and keep the
-retry backoff tiny through constructor arguments, so the whole file runs in a few seconds.
+No SDK object is mocked: :mod:`support.openai_server` speaks the embeddings API over HTTP on
+127.0.0.1 and every test points ``base_url`` at it. Fault tests script the server's answers and
+keep the retry backoff tiny through constructor arguments, so the whole file runs in a few
+seconds.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openai_server import Behaviour, FakeOpenAIServer, fake_vector
 from scidx.embed.openai import (
     OpenAIEmbedder,
     estimate_tokens,
@@ -30,6 +30,7 @@ from scidx.embed.openai import (
 )
 from scidx.errors import ConfigError, MissingAPIKeyError, ProviderError
 from scidx.pack.cache import CachedEmbedder, EmbeddingCache
+from support.openai_server import Behaviour, FakeOpenAIServer, fake_vector
 
 # Distinctive, so a leak anywhere is unambiguous.
 FAKE_KEY = "sk-scidxLEAKCANARY-7Hq2ZpW9xK4mN8vB"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import scidx
-from openai_server import Behaviour, FakeOpenAIServer
 from support.cli import run
+from support.openai_server import Behaviour, FakeOpenAIServer
 
 FAKE_KEY = "sk-scidxPACKCANARY-3Jd8QpL2vN6"
 

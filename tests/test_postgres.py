@@ -1,4 +1,4 @@
-"""Export to a real PostgreSQL + pgvector and search there (tests/pg_server.py starts it).
+"""Export to a real PostgreSQL + pgvector and search there (tests/support/pg_server.py starts it).
 
 One throwaway cluster serves the whole module; each test writes its own tables.
 """
@@ -19,7 +19,6 @@ import numpy as np
 import psycopg
 import pytest
 
-from pg_server import PASSWORD, PASSWORD_ROLE, PgServer
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import DatabaseError
 from scidx.evaluation.metrics import mean_metrics
@@ -28,6 +27,7 @@ from scidx.index.retrieval import IndexRetriever, RetrievalRequest
 from scidx.pack.packer import pack_docs, pack_records
 from scidx.postgres import PostgresRetriever, export_index
 from support.cli import run
+from support.pg_server import PASSWORD, PASSWORD_ROLE, PgServer
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,11 +1,11 @@
 """The ``cross-encoder`` reranker on a real ONNX cross-encoder built here, against numpy.
 
-No published cross-encoder weights are available offline, so the test writes a small network of
-the same shape (token + segment embeddings, masked mean, tanh, one logit: tests/onnx_models.py)
+No published cross-encoder weights are available offline, so the test writes a small network of the
+same shape (token + segment embeddings, masked mean, tanh, one logit: tests/support/onnx_models.py)
 in the sentence-transformers ``CrossEncoder`` folder layout, with a real ``tokenizer.json`` that
-encodes pairs ``[CLS] query [SEP] passage [SEP]``. Scores must equal a numpy computation of the
-same network on a tokenization done independently here; the bad-model cases are those the
-``local`` embedding provider covers.
+encodes pairs ``[CLS] query [SEP] passage [SEP]``. Scores must equal a numpy computation of the same
+network on a tokenization done independently here; the bad-model cases are those the ``local``
+embedding provider covers.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from scidx.rerank.cross_encoder import CrossEncoderReranker
 from scidx.rerank.registry import load_reranker
 
 sys.path.insert(0, str(Path(__file__).parent))
-from onnx_models import cross_encoder_model, nan_model  # noqa: E402
+from support.onnx_models import cross_encoder_model, nan_model  # noqa: E402
 
 WORDS = "cache settings entry the a how do i configure timeout zebra retry server disk".split()
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]

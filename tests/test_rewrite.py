@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 import scidx
-from chat_server import ChatServer, Reply
 from scidx.errors import ChatMissingKeyError, ConfigError, QueryRewriteError
 from scidx.index.retrieval import IndexRetriever, RetrievalRequest, StageEvent
 from scidx.rag.pipeline import Pipeline, TraceRecord, query_hash
 from scidx.rag.rewrite import MAX_REWRITE_CHARS, Rewrite, checked_rewrite
 from scidx.rag.rewriters import LLMRewriter, load_rewriter
+from support.chat_server import ChatServer, Reply
 from support.cli import run as _run
 
 KEY = "sk-test-rewrite-0123456789abcdef"

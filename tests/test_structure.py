@@ -244,7 +244,7 @@ def test_ci_runs_the_readme_test_command_and_the_static_checks() -> None:
 
 
 def test_no_test_module_imports_another() -> None:
-    """Shared helpers live in tests/support (and the server modules), never in a test_*.py."""
+    """Shared helpers live in tests/support, never in a test_*.py."""
     offenders = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -257,3 +257,13 @@ def test_no_test_module_imports_another() -> None:
                 if name.split(".")[-1].startswith("test_"):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name}")
     assert not offenders, offenders
+
+
+def test_shared_test_support_lives_in_one_place() -> None:
+    """Beside the tests sit only test modules and conftest.py; every helper is in tests/support."""
+    stray = [
+        path.name
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        if not path.name.startswith("test_") and path.name != "conftest.py"
+    ]
+    assert not stray, f"move these into tests/support/: {stray}"

@@ -30,7 +30,7 @@ import scidx.cli.run  # noqa: E402,F401 (registers the commands on the app)
 from scidx.cli.app import app as cli_app  # noqa: E402
 from scidx.index.index import load  # noqa: E402
 from scidx.web import IndexSet, ServedIndex, WebSettings, create_app, store_name  # noqa: E402
-from web_server import UvicornThread, assert_error  # noqa: E402
+from support.web_server import UvicornThread, assert_error  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ pytest.importorskip("uvicorn", reason="scidx.web needs the serve extra")
 from scidx.index.index import Index, load  # noqa: E402
 from scidx.pack.packer import pack_records  # noqa: E402
 from scidx.web import WebSettings, create_app, openai_api  # noqa: E402
-from web_server import UvicornThread, assert_error  # noqa: E402
+from support.web_server import UvicornThread, assert_error  # noqa: E402
 
 PAGES, PER_PAGE = 40, 50
 

@@ -27,7 +27,7 @@ from starlette.routing import Mount, Route  # noqa: E402
 from scidx.pack.packer import pack_docs  # noqa: E402
 from scidx.web import WebSettings, create_app  # noqa: E402
 from support.browser import FLAGS, artifact, chromium  # noqa: E402
-from web_server import UvicornThread  # noqa: E402
+from support.web_server import UvicornThread  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

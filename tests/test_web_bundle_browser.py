@@ -249,7 +249,7 @@ def test_vector_leg_fuses_query_vectors_from_serve(
     pytest.importorskip("onnxruntime", reason="the local provider (scidx[local])")
     from scidx.pack.packer import pack_docs
     from scidx.web import WebSettings, create_app
-    from web_server import UvicornThread
+    from support.web_server import UvicornThread
 
     model = shared_dir / "models" / "all-MiniLM-L6-v2-int8"
     (tmp_path / "docs").mkdir()

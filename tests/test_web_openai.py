@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn", reason="scidx.web needs the serve extra")
 
 from scidx.index.index import load  # noqa: E402
 from scidx.web import WebSettings, create_app  # noqa: E402
-from web_server import UvicornThread, assert_error  # noqa: E402
+from support.web_server import UvicornThread, assert_error  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ pytest.importorskip("uvicorn", reason="toolup-rag serve needs the serve extra")
 
 from scidx.pack.packer import pack_records  # noqa: E402
 from support.served import Served  # noqa: E402
-from web_server import OTHER, RECORDS, URL_TEMPLATE  # noqa: E402
+from support.web_server import OTHER, RECORDS, URL_TEMPLATE  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,9 @@
 * :mod:`support.snippets`: the brute-force snippet definition the fast one is checked against.
 * :mod:`support.browser`: finding headless Chromium and where artifacts go.
 
-The loopback servers sit beside the tests as modules of their own (``openai_server``,
-``chat_server``, ``web_server``, ``pg_server``; ``onnx_models`` builds small ONNX models), since
-benchmarks run some of them as scripts. No test module imports another test module.
+* The loopback servers: :mod:`support.openai_server` (also run as a script by
+  ``benchmarks/bench_openai.py``), :mod:`support.chat_server`, :mod:`support.web_server`,
+  :mod:`support.pg_server`; :mod:`support.onnx_models` builds small ONNX models.
+
+No test module imports another test module, nor a helper module outside this package.
 """

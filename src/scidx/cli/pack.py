@@ -16,6 +16,7 @@ from scidx.errors import ConfigError, ScidxError
 
 if TYPE_CHECKING:
     from scidx.pack.incremental import ChangeReport
+    from scidx.pack.packer import PackResult
 
 __all__ = ["pack_docs_command"]
 
@@ -82,6 +83,15 @@ def pack_docs_command(
         fail(exc)
     if reporter is not None:
         reporter.close()
+    _print_result(result, config, as_json=as_json, check=check, quiet=quiet, verbose=verbose)
+    if check and result.stale:
+        raise typer.Exit(STALE_EXIT)
+
+
+def _print_result(
+    result: PackResult, config: Path, *, as_json: bool, check: bool, quiet: bool, verbose: bool
+) -> None:
+    """The summary of one pack-docs run: JSON, the dry-run plan, --check's verdict or the line."""
     if as_json:
         echo(json.dumps(result.to_dict(), sort_keys=True))
     elif result.dry_run is not None:
@@ -123,8 +133,6 @@ def pack_docs_command(
             )
             _print_truncated(result.truncated, verbose=verbose)
             _print_changes(result.changes)
-    if check and result.stale:
-        raise typer.Exit(STALE_EXIT)
 
 
 def _print_changes(changes: ChangeReport | None, *, always: bool = False) -> None:
