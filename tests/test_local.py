@@ -215,6 +215,26 @@ def test_search_finds_the_model_by_env_and_refuses_another(
     assert code == 2 and "different model" in err and str(other) in err
 
 
+def test_semantic_hits_clear_the_floor_and_nonsense_finds_nothing(
+    minilm: Path, tmp_path: Path
+) -> None:
+    pack_docs(make_project(tmp_path, minilm))
+    with load(tmp_path / "docs.scidx", model_dir=minilm) as idx:
+        floor = idx.meta["fusion"]["vectorFloor"]
+        assert floor == FUSION["vectorFloor"] == 0.35
+        # No query term is in the docs: the cats section is found by meaning alone (cosine
+        # 0.55, above the floor); the dogs section (0.345, just below it) is not.
+        assert idx.rank("feline napping", mode="keyword") == []
+        for mode in ("vector", "hybrid"):
+            assert [i for i, _ in idx.rank("feline napping", mode=mode)] == ["docs/pets.md:cats:0"]
+        hits = idx.search_vector(idx.embed_query("feline napping"), k=4)
+        by_vector = {h.id: h.score for h in hits}  # a query vector alone is not filtered
+        assert by_vector["docs/pets.md:cats:0"] >= floor > by_vector["docs/pets.md:dogs:0"]
+        for query in ("xyzzyplugh", "qwv zzkr"):
+            for mode in ("keyword", "vector", "hybrid"):
+                assert idx.rank(query, mode=mode) == [], (query, mode)
+
+
 def test_alpha_comes_from_the_header_and_can_be_overridden(minilm: Path, tmp_path: Path) -> None:
     cfg = make_project(tmp_path, minilm)
     pack_docs(cfg)
