@@ -47,7 +47,6 @@ The module imports neither ``onnxruntime`` nor ``tokenizers`` until a model is l
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
@@ -69,6 +68,7 @@ from scidx.embed.model_files import (
     read_model_files,
     resolve_model,
 )
+from scidx.embed.onnx_runtime import first_line, import_runtime, open_session, read_tokenizer
 from scidx.errors import ConfigError, EmbeddingError, ProviderError
 
 __all__ = [
@@ -119,15 +119,7 @@ _PROBE_TEXT = "scidx probe: does this model load?"
 
 
 def _import_runtime() -> tuple[Any, Any]:
-    try:
-        import onnxruntime
-        import tokenizers
-    except ImportError as exc:
-        raise EmbeddingError(
-            f"the local embedding provider needs onnxruntime and tokenizers ({exc}); "
-            f"install them with: {INSTALL_HINT}"
-        ) from None
-    return onnxruntime, tokenizers
+    return import_runtime(EmbeddingError, "the local embedding provider")
 
 
 _OPTIMIZATION = {
@@ -257,43 +249,18 @@ class LocalEmbedder(Embedder):
     def _load(self, threads: int | None, optimization: str) -> None:
         ort, tokenizers = _import_runtime()
         files = self.files
-        try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(files.tokenizer))
-        except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
-            raise ProviderError(
-                f"{files.tokenizer}: not a usable tokenizer.json ({_first_line(exc)}); save the "
-                "model's fast tokenizer again"
-            ) from None
-        # The file's own padding/truncation (often a fixed 128) is not the model's limit.
-        tokenizer.no_padding()
+        tokenizer = read_tokenizer(tokenizers, files.tokenizer, ProviderError, "model")
         tokenizer.enable_truncation(self.max_tokens)
         self._tokenizer = tokenizer
-        options = ort.SessionOptions()
-        options.log_severity_level = 4  # failures are raised as ProviderError, not logged
-        options.graph_optimization_level = getattr(
-            ort.GraphOptimizationLevel, _OPTIMIZATION[optimization]
+        self._session, self._inputs = open_session(
+            ort,
+            files.onnx,
+            ProviderError,
+            threads=threads,
+            optimization=_OPTIMIZATION[optimization],
+            feeds="scidx",
+            kind="a transformer encoder",
         )
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.inter_op_num_threads = 1
-        if threads is not None:
-            options.intra_op_num_threads = threads
-        try:
-            self._session = ort.InferenceSession(
-                str(files.onnx), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime's own exception types, not importable stably
-            raise ProviderError(
-                f"{files.onnx}: ONNX Runtime cannot load this model ({_first_line(exc)}); the "
-                "file is corrupt or not an ONNX model: export or copy it again"
-            ) from None
-        inputs = {i.name: i for i in self._session.get_inputs()}
-        known = {"input_ids", "attention_mask", "token_type_ids"}
-        if "input_ids" not in inputs or set(inputs) - known:
-            raise ProviderError(
-                f"{files.onnx}: the model's inputs are {sorted(inputs)}; scidx feeds input_ids, "
-                "attention_mask and token_type_ids (a transformer encoder exported to ONNX)"
-            )
-        self._inputs = sorted(inputs)
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
 
@@ -350,7 +317,7 @@ class LocalEmbedder(Embedder):
                 else "the model failed"
             )
             raise ProviderError(
-                f"{self.files.onnx}: {what} ({_first_line(exc)}); use the tokenizer.json and "
+                f"{self.files.onnx}: {what} ({first_line(exc)}); use the tokenizer.json and "
                 "model.onnx of one model"
             ) from None
         return np.asarray(out), mask
@@ -492,14 +459,6 @@ class LocalEmbedder(Embedder):
             f"LocalEmbedder(model={self.model_id!r}, dimensions={self.dimensions}, "
             f"pooling={self.pooling!r}, max_tokens={self.max_tokens})"
         )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    # ONNX Runtime prefixes "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : "; keep the substance.
-    text = re.sub(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*", "", text)
-    line = text.splitlines()[0] if text else type(exc).__name__
-    return line if len(line) <= 240 else line[:237] + "..."
 
 
 # ---------------------------------------------------------------------------------------------

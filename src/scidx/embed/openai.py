@@ -25,7 +25,6 @@ index built with OpenAI (:func:`query_embedder_from_stamp`).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import email.utils
 import json
 import logging
 import math
@@ -33,7 +32,6 @@ import os
 import random
 import re
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +42,7 @@ import openai
 
 from scidx.embed.base import Embedder, Vectors
 from scidx.embed.openai_models import DEFAULT_MODEL, MODELS, ModelInfo
+from scidx.embed.retry import retry_after
 from scidx.errors import ConfigError, MissingAPIKeyError, ProviderError
 from scidx.redact import display_url, redact
 
@@ -435,26 +434,7 @@ class OpenAIEmbedder(Embedder):
 
     def _retry_after(self, headers: Mapping[str, str]) -> float | None:
         """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), capped."""
-        value: float | None = None
-        raw_ms = headers.get("retry-after-ms")
-        raw = headers.get("retry-after")
-        try:
-            if raw_ms is not None:
-                value = float(raw_ms) / 1000.0
-            elif raw is not None:
-                value = float(raw)
-        except ValueError:
-            value = None
-        if value is None and raw is not None:
-            try:
-                when = email.utils.parsedate_to_datetime(raw)
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None:
-                value = when.timestamp() - time.time()
-        if value is None or not math.isfinite(value):
-            return None
-        return min(max(value, 0.0), self.max_retry_after)
+        return retry_after(headers, self.max_retry_after)
 
     def _server_message(self, body: object) -> str:
         if isinstance(body, Mapping):

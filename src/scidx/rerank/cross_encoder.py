@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scidx.embed.local import _first_line, _import_runtime
 from scidx.embed.model_files import (
     ModelFiles,
     _read_json,
@@ -47,6 +46,7 @@ from scidx.embed.model_files import (
     read_model_files,
     resolve_model,
 )
+from scidx.embed.onnx_runtime import first_line, import_runtime, open_session, read_tokenizer
 from scidx.errors import ConfigError, RerankError
 from scidx.index.hits import Hit
 from scidx.index.rerank import passage
@@ -170,40 +170,18 @@ class CrossEncoderReranker:
                 self._load()
 
     def _load(self) -> None:
-        ort, tokenizers = _import_runtime()
+        ort, tokenizers = import_runtime(RerankError, "the cross-encoder reranker")
         files = self.files
-        try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(files.tokenizer))
-        except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
-            raise RerankError(
-                f"{files.tokenizer}: not a usable tokenizer.json ({_first_line(exc)}); save the "
-                "cross-encoder's fast tokenizer again"
-            ) from None
-        tokenizer.no_padding()
+        tokenizer = read_tokenizer(tokenizers, files.tokenizer, RerankError, "cross-encoder")
         tokenizer.enable_truncation(self.max_tokens, strategy="longest_first")
-        options = ort.SessionOptions()
-        options.log_severity_level = 4  # failures are raised as RerankError, not logged
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.inter_op_num_threads = 1
-        if self.threads is not None:
-            options.intra_op_num_threads = self.threads
-        try:
-            session = ort.InferenceSession(
-                str(files.onnx), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime's own exception types, not importable stably
-            raise RerankError(
-                f"{files.onnx}: ONNX Runtime cannot load this model ({_first_line(exc)}); the "
-                "file is corrupt or not an ONNX model: export or copy it again"
-            ) from None
-        inputs = sorted(i.name for i in session.get_inputs())
-        known = {"input_ids", "attention_mask", "token_type_ids"}
-        if "input_ids" not in inputs or set(inputs) - known:
-            raise RerankError(
-                f"{files.onnx}: the model's inputs are {inputs}; the cross-encoder reranker "
-                "feeds input_ids, attention_mask and token_type_ids (a CrossEncoder exported "
-                "to ONNX)"
-            )
+        session, inputs = open_session(
+            ort,
+            files.onnx,
+            RerankError,
+            threads=self.threads,
+            feeds="the cross-encoder reranker",
+            kind="a CrossEncoder",
+        )
         vocab = int(tokenizer.get_vocab_size(with_added_tokens=True))
         if files.vocab_size is not None and vocab > files.vocab_size:
             raise RerankError(
@@ -259,7 +237,7 @@ class CrossEncoderReranker:
                 else "the model failed"
             )
             raise RerankError(
-                f"{self.files.onnx}: {what} ({_first_line(exc)}); use the tokenizer.json and "
+                f"{self.files.onnx}: {what} ({first_line(exc)}); use the tokenizer.json and "
                 "model.onnx of one cross-encoder"
             ) from None
         logits = np.asarray(out, dtype=np.float64)

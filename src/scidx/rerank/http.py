@@ -33,7 +33,6 @@ Contract:
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
 import os
@@ -45,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scidx.embed.retry import retry_after
 from scidx.errors import ConfigError, RerankError
 from scidx.index.hits import Hit
 from scidx.index.rerank import passage
@@ -186,23 +186,8 @@ class HttpReranker:
         return body
 
     def _retry_after(self, headers: Any) -> float | None:
-        value: float | None = None
-        raw_ms, raw = headers.get("retry-after-ms"), headers.get("retry-after")
-        try:
-            if raw_ms is not None:
-                value = float(raw_ms) / 1000.0
-            elif raw is not None:
-                value = float(raw)
-        except ValueError:
-            value = None
-        if value is None and raw is not None:
-            try:
-                value = email.utils.parsedate_to_datetime(raw).timestamp() - time.time()
-            except (TypeError, ValueError, IndexError):
-                value = None
-        if value is None or not math.isfinite(value):
-            return None
-        return min(max(value, 0.0), self.max_retry_after)
+        """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), capped."""
+        return retry_after(headers, self.max_retry_after)
 
     def _scrub(self, text: str, key: str) -> str:
         return text.replace(key, "<redacted>") if key else text
