@@ -18,6 +18,11 @@ and one process, against a throwaway PostgreSQL 18 + pgvector 0.8 cluster starte
   ``Index.rank`` on the file for the same queries;
 * recall@10 of the HNSW vector search against the exact ranking, and whether the keyword
   top-10 equals the file's.
+
+Vector mode is a text query, so the evidence rule applies (``scidx.index.search``): with the
+hashing provider (no ``vectorFloor``) it ranks the chunks matching a query term by exact cosine,
+in the file and in PostgreSQL alike, and the HNSW index takes no part: the vector rows then
+measure that, and their recall against exact (or float32) is 1 by construction.
 """
 
 from __future__ import annotations
@@ -211,6 +216,7 @@ def plans(r: PostgresRetriever, query: str) -> dict[str, str]:
     out = {}
     hashes = [int(np.uint64(term_hash(t)).view(np.int64)) for t in query_terms(query)]
     params = {"k": 10, "hashes": hashes, "alpha": 0.3, "q": r.embed(query), "prf": 3, "beta": 2.0}
+    params["floor"] = r.sql_parameters(query)["floor"]  # the index's evidence floor
     conn = r._conn  # noqa: SLF001 - the retriever's own session settings
     r.rank(query, k=10, mode="hybrid")  # the session's settings (ef_search...) as in a query
     for mode in ("keyword", "hybrid"):

@@ -238,8 +238,8 @@ def test_compact_vector_encodings_are_exported_decoded(pg: PgServer, encoding: s
         for mode in ("keyword", "hybrid", "vector"):
             request = RetrievalRequest("ship logs to azure", k=3, mode=mode)
             got, want = _pg_matches(r, request), _file_matches(idx, request)
-            if mode == "vector" and encoding == "binary":
-                continue  # the file ranks by Hamming distance first: its own approximation
+            # A text query scores its evidence exactly in every encoding (binary too: the file's
+            # Hamming pre-ranking is for query vectors only).
             assert [m[0] for m in got] == [m[0] for m in want], mode
             assert [m[1] for m in got] == pytest.approx([m[1] for m in want], rel=1e-5)
 
@@ -307,6 +307,100 @@ def test_filters_run_in_sql_and_agree_with_the_file(
     assert [m[0] for m in _pg_matches(exact, request)] == [m[0] for m in want]
     # Through the HNSW index (pgvector's iterative scan keeps k rows coming under filters).
     assert [m[0] for m in _pg_matches(approx, request)] == [m[0] for m in want]
+
+
+class _FloorEmbedder(HashingEmbedder):
+    """The hashing embedder recording a numeric ``vectorFloor``, as a semantic provider does."""
+
+    def __init__(self, floor: float) -> None:
+        super().__init__(dimensions=64)
+        self.floor = floor
+
+    def fusion(self) -> dict[str, Any]:
+        return {**super().fusion(), "vectorFloor": self.floor}
+
+
+def _pack_with_floor(floor: float) -> Index:
+    packed = pack_records(
+        _records(), None, embedder=_FloorEmbedder(floor), use_cache=False, vectors="float32"
+    )
+    assert packed.data is not None
+    return load_bytes(packed.data, source="floor.scidx")
+
+
+def _split(query: str, floor: float) -> tuple[set[str], set[str]]:
+    """The chunks whose cosine with ``query`` clears ``floor``, and the positive ones below it."""
+    cos = dict(_pack_with_floor(-1.0).rank(query, k=8, mode="vector"))  # a floor admitting all
+    assert all(abs(c - floor) > 1e-3 for c in cos.values()), cos  # clear of float rounding
+    return {cid for cid, c in cos.items() if c >= floor}, {
+        cid for cid, c in cos.items() if 0 < c < floor
+    }
+
+
+def test_a_numeric_vector_floor_admits_exactly_the_chunks_above_it(pg: PgServer) -> None:
+    floor = 0.115
+    idx = _pack_with_floor(floor)
+    assert idx.meta["fusion"]["vectorFloor"] == floor
+    export_index(idx, pg.dsn, table="t_floor")
+    # A typo is no index term: only the vector leg (character n-grams) can find anything.
+    typo = "credentails"
+    assert idx.rank(typo, k=8, mode="keyword") == []
+    above, below = _split(typo, floor)
+    assert above and below  # the query does separate the two groups
+    mixed = "kelpie credentails"
+    keyword = {cid for cid, _ in idx.rank(mixed, k=8, mode="keyword")}
+    mixed_above, mixed_below = _split(mixed, floor)
+    assert keyword and mixed_above - keyword and mixed_below - keyword
+    with (
+        PostgresRetriever(pg.dsn, table="t_floor", exact=True) as exact,
+        PostgresRetriever(pg.dsn, table="t_floor") as approx,
+    ):
+        assert exact.sql_parameters(typo)["floor"] == floor
+        for mode in ("vector", "hybrid"):
+            # Without feedback (no keyword hit) both modes use the query vector as it is.
+            request = RetrievalRequest(typo, k=5, mode=mode)
+            want = _file_matches(idx, request)
+            assert {m[0] for m in want} == above, mode
+            for r in (exact, approx):
+                got = _pg_matches(r, request)
+                assert [m[0] for m in got] == [m[0] for m in want], mode
+                assert [m[1] for m in got] == pytest.approx([m[1] for m in want], rel=1e-5)
+            # A query term and a typo: the keyword matches plus chunks clearing the floor.
+            request = RetrievalRequest(mixed, k=8, mode=mode)
+            want = _file_matches(idx, request)
+            found = {m[0] for m in want}
+            assert keyword <= found and found - keyword, mode
+            if mode == "vector":
+                assert found == keyword | mixed_above
+            got = _pg_matches(exact, request)
+            assert [m[0] for m in got] == [m[0] for m in want], mode
+            assert [m[1] for m in got] == pytest.approx([m[1] for m in want], rel=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_nonsense_finds_nothing_in_postgres(
+    small: tuple[Index, PostgresRetriever, PostgresRetriever], mode: str
+) -> None:
+    idx, approx, exact = small
+    assert exact.sql_parameters("xyzzyplugh")["floor"] is None  # the hashing provider's
+    for query in ("xyzzyplugh", "qwxzvb zzkqpl"):
+        request = RetrievalRequest(query, k=5, mode=mode)
+        assert _file_matches(idx, request) == []
+        assert _pg_matches(exact, request) == [] and _pg_matches(approx, request) == []
+        assert exact.rank(query, k=5, mode=mode) == []
+
+
+def test_a_damaged_vector_floor_is_refused(pg: PgServer) -> None:
+    from scidx.errors import CorruptIndexError
+
+    export_index(_pack(_records()), pg.dsn, table="t_badfloor")
+    with psycopg.connect(pg.dsn, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE t_badfloor_meta SET value = jsonb_set(value, '{vectorFloor}', '\"high\"') "
+            "WHERE key = 'fusion'"
+        )
+    with pytest.raises(CorruptIndexError, match=r"`fusion` row has vectorFloor 'high'.*export"):
+        PostgresRetriever(pg.dsn, table="t_badfloor")
 
 
 def test_invalid_filters_and_requests_are_query_errors(
@@ -613,7 +707,7 @@ def test_the_documented_sql_is_the_retrievers_and_ranks_like_it(
     # psql variables -> driver parameters (a literal % is doubled for the driver)
     statement = statement.replace("%", "%%")
     statement = re.sub(r":'(\w+)'", r"%(\1)s", statement)
-    statement = re.sub(r":(k|alpha|prf|beta)\b", r"%(\1)s", statement)
+    statement = re.sub(r":(k|alpha|prf|beta|floor)\b", r"%(\1)s", statement)
     with psycopg.connect(pg.dsn) as conn:
         conn.execute("SET enable_indexscan = off")  # exact, like the `exact` retriever
         for q in QUERIES:

@@ -9,8 +9,15 @@ up, scored and cut to the top ``k`` inside it. Parameters (psycopg ``%(name)s``)
 ``alpha``   float8   hybrid weight of the vector leg
 ``prf``     int      feedback chunks (the index's ``fusion.prfDocs``)
 ``beta``    float8   feedback weight (``fusion.prfBeta``)
-``qbits``   bit      a binary index's query sign bits (vector mode)
-``pool``    int      a binary index's Hamming pre-ranking size (vector mode)
+``floor``   float4   the evidence floor (``fusion.vectorFloor``; ``NULL``: none)
+``lim``     int      ``k + 8``: the nearest vectors vector mode checks against the floor
+
+**Evidence** (the file's rule for a text query in vector and hybrid mode, see
+:mod:`scidx.index.search`): a chunk is a result only if a query term matches it or its cosine
+with the query vector (in hybrid, the feedback-expanded one) is at least ``floor``, compared in
+float4 as the file compares. The hashing provider records no floor, so there its vectors only
+reorder keyword matches; nonsense finds nothing in any mode. A cosine within float rounding of
+the floor can be decided differently from the file (the products are summed in another order).
 
 **Keyword** (BM25, the file's formula operation for operation in float8, each impact rounded to
 float4, their sum rounded to float4). ``s`` reads the query terms' postings only, through the
@@ -21,14 +28,26 @@ order does not matter and the float4 score equals the file's. The top ``k`` is c
 every chunk scoring at least the ``k``-th best score is joined to its row (ties at the cut
 ordered by chunk id, as the file orders them).
 
+**Vector**: the candidates are every chunk with a query term (its postings; no BM25 needed)
+and, with a floor, the ``k + 8`` nearest vectors (HNSW) that clear it; each is scored exactly
+(int8 and binary: codes times scale, as the file scores them) and the best ``k`` returned, ties
+by id. A chunk clearing the floor that belongs in the top ``k`` is among the ``k`` nearest,
+because every chunk nearer than it clears the floor too. Without a floor the nearest vectors
+are not looked up at all (a one-time filter on ``floor IS NOT NULL``). A binary index is
+ranked like an int8 one: the file pre-ranks by Hamming distance only for a query given as a
+vector, which this retriever does not take.
+
 **Hybrid** (the file's fusion: max-normalised weighted sum with Rocchio feedback): the keyword
 CTE ``s`` as above; the feedback vector from the best ``prf`` keyword chunks is computed in
 float8 element by element (``unnest ... WITH ORDINALITY``), as the file does in numpy; ``vmax``
-(the normaliser of the vector leg) is the best cosine through the HNSW index; the candidates are
-the ``k`` nearest vectors, the ``k`` best keyword chunks, and every other keyword chunk whose
-best possible fused score (``alpha + (1 - alpha) * kw / kw_max``, since no cosine exceeds
-``vmax``) reaches the ``k``-th best fused score of the first two sets. That set contains the
-exact top ``k`` and is a few dozen chunks, where scoring every keyword match (the previous
+(the normaliser of the vector leg) is the best cosine through the HNSW index, over every chunk
+as in the file; a chunk without evidence fuses to 0 and is dropped by ``score > 0``. The
+candidates are the ``k`` nearest vectors, the ``k`` best keyword chunks, and every other
+keyword chunk whose best possible fused score (``alpha + (1 - alpha) * kw / kw_max``, since no
+cosine exceeds ``vmax``) reaches the ``k``-th best fused score of the first two sets. That set
+contains the exact top ``k`` (a chunk outside it without a query term is either below the floor,
+scoring 0, or no nearer than the ``k`` nearest, which then all clear the floor and score at
+least as much) and is a few dozen chunks, where scoring every keyword match (the previous
 design) cost seconds at 100k chunks.
 """
 
@@ -47,13 +66,11 @@ class Statements:
         schema: Quoted schema name (a plain lower-case SQL name: never needs quoting).
         table: The chunks table.
         encoding: ``float32``, ``int8`` or ``binary`` (the stamp table's ``vector.encoding``).
-        bits: Width of the ``bits`` column (binary indexes).
     """
 
     schema: str
     table: str
     encoding: str
-    bits: int = 0
 
     def _t(self, suffix: str = "") -> str:
         return f"{self.schema}.{self.table}{suffix}"
@@ -87,15 +104,15 @@ class Statements:
     def psql(self, mode: str) -> str:
         """The unfiltered ``keyword`` or ``hybrid`` statement with psql variables, to paste.
 
-        Inputs: ``:'hashes'``, ``:'q'``, ``:k``, ``:alpha``, ``:prf``, ``:beta`` (see the module
-        docstring); one common table expression per line.
+        Inputs: ``:'hashes'``, ``:'q'``, ``:k``, ``:alpha``, ``:prf``, ``:beta``, ``:floor``
+        (see the module docstring); one common table expression per line.
         """
         import re
 
         cols = ", c.source, c.anchor, c.title"
         text = self.keyword("TRUE", cols) if mode == "keyword" else self.hybrid("TRUE", cols)
         text = text.replace("%(hashes)s", ":'hashes'").replace("%(q)s", ":'q'")
-        for name in ("k", "alpha", "prf", "beta"):
+        for name in ("k", "alpha", "prf", "beta", "floor"):
             text = text.replace(f"%({name})s", f":{name}")
         text = re.sub(r"\), (\w+) AS ", lambda m: "),\n" + m.group(1) + " AS ", text)
         return text.replace(") SELECT c.id", ")\nSELECT c.id") + ";"
@@ -136,22 +153,30 @@ class Statements:
         )
 
     def vector(self, where: str, cols: str) -> str:
-        """Vector mode: the HNSW order (a binary index: Hamming pre-ranking), exact rescoring."""
-        if self.encoding == "binary":
-            inner = (
-                f"SELECT c.doc FROM {self._t()} c WHERE {where} "
-                f"ORDER BY c.bits <~> %(qbits)s::bit({self.bits}) LIMIT %(pool)s"
-            )
-        else:
-            # k + 8: room for ties at the cut, which are ordered by id below.
-            inner = (
-                f"SELECT c.doc FROM {self._t()} c WHERE {where} ORDER BY {self.ann} LIMIT %(lim)s"
-            )
+        """Vector mode for a text query: chunks with evidence, ranked by exact cosine.
+
+        The candidates are every chunk with a query term (``lexical``: its postings, no BM25
+        needed) and, when the index has a floor, the ``k + 8`` nearest vectors through the HNSW
+        index; a candidate without a term is kept only if its cosine reaches the floor. Any
+        chunk clearing the floor that belongs in the top ``k`` is among the ``k`` nearest (every
+        chunk nearer than it clears the floor too), so ``near`` holds all of them; ``+ 8``
+        leaves room for ties at the cut, which are ordered by id. Without a floor (``NULL``)
+        ``near`` is not run at all (a one-time filter).
+        """
+        t = self._t()
         return (
             "WITH qv AS (SELECT %(q)s::vector AS v), "
-            f"near AS MATERIALIZED ({inner}) "
-            f"SELECT c.id, {self.cos} AS score{cols} FROM near JOIN {self._t()} c USING (doc) "
-            "CROSS JOIN qv ORDER BY 2 DESC, c.id LIMIT %(k)s"
+            f"qt AS MATERIALIZED (SELECT term_id FROM {self._t('_terms')} "
+            "WHERE term_hash = ANY(%(hashes)s::int8[]) AND df > 0), "
+            f"kw AS (SELECT DISTINCT p.doc FROM qt JOIN {self._t('_postings')} p "
+            "USING (term_id)), "
+            f"near AS MATERIALIZED (SELECT c.doc FROM {t} c WHERE %(floor)s::real IS NOT NULL "
+            f"AND {where} ORDER BY {self.ann} LIMIT %(lim)s), "
+            "cand AS (SELECT doc, bool_or(lexical) AS lexical FROM (SELECT doc, TRUE AS lexical "
+            "FROM kw UNION ALL SELECT doc, FALSE FROM near) AS x GROUP BY doc) "
+            f"SELECT c.id, {self.cos} AS score{cols} FROM cand JOIN {t} c USING (doc) "
+            f"CROSS JOIN qv WHERE {where} AND (cand.lexical OR {self.cos} >= %(floor)s::real) "
+            "ORDER BY 2 DESC, c.id LIMIT %(k)s"
         )
 
     def hybrid(self, where: str, cols: str) -> str:
@@ -159,11 +184,14 @@ class Statements:
         t = self._t()
         decoded = "u.x::float8" if self.encoding == "float32" else "(u.x * fb.scale)::float8"
         scale = "" if self.encoding == "float32" else ", c.scale"
+        # The evidence rule: a chunk without a query term (no `s` row) scores 0 unless its
+        # cosine with the (expanded) query reaches the floor; a NULL floor admits none.
         fused = (
-            f"(CASE WHEN vmax.v > 0 THEN greatest({self.cos}, 0)::float8 "
+            f"(CASE WHEN s.score IS NOT NULL OR {self.cos} >= %(floor)s::real THEN "
+            f"CASE WHEN vmax.v > 0 THEN greatest({self.cos}, 0)::float8 "
             "* (%(alpha)s::float8 / vmax.v) "
             "ELSE 0 END + coalesce((1 - %(alpha)s::float8) * s.score::float8 / "
-            "nullif(kwmax.m, 0), 0))::real"
+            "nullif(kwmax.m, 0), 0) ELSE 0 END)::real"
         )
         tail = "CROSS JOIN qv CROSS JOIN vmax CROSS JOIN kwmax LEFT JOIN s USING (doc)"
         kwf = (

@@ -5,12 +5,18 @@ Contract (the same as :mod:`scidx.index.search`, computed in SQL; statements in
 
 * **keyword**: BM25 with the index's tokenizer and parameters over the query terms' postings
   only, top ``k`` cut in the database; scores and order equal the file's bit for bit.
-* **vector**: cosine similarity, candidates through the HNSW index (approximate; ``exact=True``
-  scans). int8 and binary exports store the int8 codes in ``halfvec`` and score rows exactly as
-  the file does (codes times scale); a binary export pre-ranks by Hamming distance of the sign
-  bits (HNSW over ``bit``) and rescores that pool, as the file does.
+* **Evidence** (vector and hybrid; the file's rule): only chunks a query term matches, or whose
+  cosine with the query vector (hybrid: the feedback-expanded one) reaches the index's
+  ``fusion.vectorFloor``, are returned. The hashing provider records no floor, so its vectors
+  only reorder keyword matches, and nonsense (``xyzzyplugh``) finds nothing in any mode.
+* **vector**: cosine similarity over the chunks with evidence: every keyword match, scored
+  exactly, plus (with a floor) the nearest vectors through the HNSW index that clear it
+  (approximate; ``exact=True`` scans). int8 and binary exports store the int8 codes in
+  ``halfvec`` and score rows exactly as the file does (codes times scale); a binary export is
+  ranked like an int8 one, as the file ranks a text query (its ``bits`` serve query vectors).
 * **hybrid**: the file's max-normalised weighted sum with Rocchio feedback from the best
-  keyword hits (the index's ``meta.fusion``), both legs and the fusion in one statement.
+  keyword hits (the index's ``meta.fusion``), both legs and the fusion in one statement; a
+  chunk without evidence fuses to 0 and is not returned.
 * Filters (``source`` glob or prefix, ``heading`` substring, ``metadata`` equality) are SQL
   conditions applied before the ``LIMIT``; ``min_score`` drops matches after it, as
   :class:`~scidx.index.retrieval.IndexRetriever` does. Ties are broken by chunk id in code-point
@@ -163,14 +169,23 @@ class PostgresRetriever:
         self.stamp: dict[str, Any] = dict(stamp)
         self.dimensions = int(vector.get("dimensions") or 0)
         self.encoding = str(vector.get("encoding") or "float32")
-        self._statements = Statements(
-            self.names.schema, self.names.table, self.encoding, 64 * -(-self.dimensions // 64)
-        )
+        self._statements = Statements(self.names.schema, self.names.table, self.encoding)
         # The index's hybrid fusion settings (per provider; meta.fusion), as the file uses them.
         fusion = {**DEFAULT_FUSION, **(meta.get("fusion") or {})}
         self._alpha = float(fusion["alpha"])
         self._prf_docs = int(fusion["prfDocs"])
         self._prf_beta = float(fusion["prfBeta"])
+        floor = fusion.get("vectorFloor")
+        if floor is not None and (
+            isinstance(floor, bool) or not isinstance(floor, (int, float)) or not -1 <= floor <= 1
+        ):
+            self._conn.close()
+            raise CorruptIndexError(
+                f"PostgreSQL table {self.names.qualified}: the stamp table's `fusion` row has "
+                f"vectorFloor {floor!r}, not null or a number in [-1, 1]; export the index again"
+            )
+        # The evidence rule's floor (None: a chunk without a query term is never a hit).
+        self._floor = None if floor is None else float(floor)
         # The file's query embedder, chosen from the stamp by the same code.
         self._encoder = QueryEncoder(
             f"PostgreSQL table {self.names.qualified}",
@@ -303,7 +318,10 @@ class PostgresRetriever:
             return []
         mode, lexical = legs
         alpha = self._alpha if self.alpha is None else float(self.alpha)
-        terms = query_terms(lexical.strip()) if lexical.strip() else []
+        # Vector mode takes its evidence terms from the query itself, as the file's search does
+        # (even with ``text_query=""``); the other modes from the keyword leg's text.
+        words = request.query if mode == "vector" else lexical
+        terms = query_terms(words.strip()) if words.strip() else []
         qvec: _Vec | None = None
         if mode != "keyword" and request.query.strip():
             t0 = time.perf_counter()
@@ -352,23 +370,26 @@ class PostgresRetriever:
         """The inputs of :meth:`sql`'s statement for ``query`` (psql variables of the same names).
 
         Returns:
-            ``{"hashes": "{...}", "q": "[...]"}``: the distinct query terms' hashes as an
-            ``int8[]`` literal and the normalised query embedding as a ``vector`` literal
-            (``None`` when the query has no vector evidence).
+            ``{"hashes": "{...}", "q": "[...]", "floor": ...}``: the distinct query terms'
+            hashes as an ``int8[]`` literal, the normalised query embedding as a ``vector``
+            literal (``None`` when the query has no vector evidence) and the index's evidence
+            floor (``fusion.vectorFloor``; ``None``, psql ``NULL``: no floor).
         """
         hashes = [int(np.uint64(term_hash(t)).view(np.int64)) for t in query_terms(query)]
         vec = self.embed(query) if query.strip() else None
         return {
             "hashes": "{" + ",".join(map(str, hashes)) + "}",
             "q": None if vec is None else "[" + ",".join(repr(float(x)) for x in vec) + "]",
+            "floor": self._floor,
         }
 
     def sql(self, mode: str = "hybrid") -> str:
         """The statement this retriever runs for ``mode`` (no filters), to paste into psql.
 
         Its inputs are psql variables: ``:'hashes'`` and ``:'q'`` (:meth:`sql_parameters`),
-        ``:k``, and for hybrid ``:alpha``, ``:prf`` and ``:beta`` (the index's fusion: see
-        ``meta``'s ``fusion`` row). One common table expression per line.
+        ``:k``, and for hybrid ``:alpha``, ``:prf``, ``:beta`` and ``:floor`` (the index's
+        fusion: see ``meta``'s ``fusion`` row; ``\\set floor NULL`` for none). One common table
+        expression per line.
         """
         if mode not in ("keyword", "hybrid"):
             raise QueryError(f"sql() covers the keyword and hybrid modes, not {mode!r}")
@@ -493,18 +514,16 @@ class PostgresRetriever:
         elif qvec is None:
             return []
         elif mode == "vector":
-            params.update({"q": qvec, "lim": k + 8})
-            if self.encoding == "binary":
-                params["pool"] = max(1000, k)  # the file's rescoring pool (DEFAULT_RESCORE)
-                params["qbits"] = _bit_string(qvec)
-                ef = min(1000, max(ef, params["pool"]))
-                if where == "TRUE":
-                    self._set(conn, "hnsw.iterative_scan", "relaxed_order")
+            # A text query, so the evidence rule applies and the file scores every candidate
+            # exactly, a binary index too (its Hamming pre-ranking is for query vectors only).
+            params.update({"q": qvec, "lim": k + 8, "floor": self._floor})
             self._set(conn, "hnsw.ef_search", str(ef))
             statement = st.vector(where, cols)
         else:
             self._set(conn, "hnsw.ef_search", str(ef))
-            params.update({"q": qvec, "prf": self._prf_docs, "beta": self._prf_beta})
+            params.update(
+                {"q": qvec, "prf": self._prf_docs, "beta": self._prf_beta, "floor": self._floor}
+            )
             statement = st.hybrid(where, cols)
         return [self._fix(r) for r in self._execute(conn, statement, params)]
 
@@ -516,10 +535,3 @@ class PostgresRetriever:
         if len(out) > 4 and out[4] is None:
             out[4] = []
         return tuple(out)
-
-
-def _bit_string(qvec: _Vec) -> str:
-    """A binary index's query sign bits (:func:`scidx.index.vectors.query_bits`) as bit text."""
-    from scidx.index.vectors import query_bits
-
-    return "".join(f"{byte:08b}" for byte in query_bits(qvec).tolist())
