@@ -59,6 +59,25 @@ def test_same_index_same_bytes_and_content_hashed_names(docs_index: Path) -> Non
     referenced = {s[1] for s in manifest["shards"]} | {manifest["pages"], manifest["reader"]}
     assert referenced <= set(first)
     assert manifest["terms"] > 100 and manifest["chunks"] == len(load(docs_index))
+    assert manifest["fusion"]["vectorFloor"] is None  # hashing: vectors add no chunk
+
+
+def test_manifest_carries_the_index_vector_floor() -> None:
+    """The reader's evidence rule reads ``fusion.vectorFloor``: the index's own, as opened."""
+    import numpy as np
+
+    from scidx.fusion import DEFAULT_FUSION
+    from scidx.index.index import load_bytes
+    from support.indexes import DOCS, build_arrays, write_arrays
+
+    stamp = {"provider": "openai", "model": "m", "dimensions": 4, "normalize": True}
+    vectors = np.eye(len(DOCS), 4, dtype=np.float32)
+    arrays, meta = build_arrays(DOCS, vectors=vectors, stamp=stamp)
+    meta["fusion"] = {"method": "weighted-sum", "alpha": 0.4, "vectorFloor": 0.3}
+    with load_bytes(write_arrays(arrays, meta), source="floor.scidx") as idx:
+        manifest = json.loads(build_web_bundle(idx)[MANIFEST_NAME])
+    assert manifest["fusion"] == {**DEFAULT_FUSION, "alpha": 0.4, "vectorFloor": 0.3}
+    assert manifest["vectors"]["dimensions"] == 4
 
 
 def test_write_replaces_a_previous_bundle_atomically(docs_index: Path, tmp_path: Path) -> None:

@@ -19,9 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from scidx.export.web_bundle import MANIFEST_NAME, write_web_bundle
+from scidx.fusion import DEFAULT_FUSION
 from scidx.index.index import Index, load, load_bytes
 from scidx.tokenize import tokenize
 
@@ -50,8 +52,31 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         return None
 
 
-def _serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = functools.partial(_Quiet, directory=str(folder))
+class _Embeddings(_Quiet):
+    """The static files, and ``POST /v1/embeddings`` answering fixed vectors (same origin)."""
+
+    vectors: dict[str, list[float]] = {}
+
+    def do_POST(self) -> None:
+        size = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(size))
+        if self.path != "/v1/embeddings" or not all(t in self.vectors for t in body["input"]):
+            self.send_error(404)
+            return
+        data = [{"index": i, "embedding": self.vectors[t]} for i, t in enumerate(body["input"])]
+        out = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+
+def _serve(
+    folder: Path, vectors: dict[str, list[float]] | None = None
+) -> tuple[http.server.ThreadingHTTPServer, str]:
+    base = _Quiet if vectors is None else type("Handler", (_Embeddings,), {"vectors": vectors})
+    handler = functools.partial(base, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
@@ -101,17 +126,24 @@ def _open(browser: Any, url: str) -> Any:
     return page
 
 
-def _run(page: Any, url: str, queries: list[str], k: int = 10, group: Any = "section") -> Any:
+def _run(
+    page: Any,
+    url: str,
+    queries: list[str],
+    k: int = 10,
+    group: Any = "section",
+    mode: str | None = None,
+) -> Any:
     reader = json.loads(_get(url + MANIFEST_NAME))["reader"]
     return page.evaluate(
-        """async ([reader, queries, k, group]) => {
+        """async ([reader, queries, k, group, mode]) => {
             const m = await import(reader);
             const b = await m.Bundle.open("scidx-bundle.json");
             const out = [];
-            for (const q of queries) out.push(await b.search(q, { k, group }));
+            for (const q of queries) out.push(await b.search(q, { k, group, mode }));
             return out;
         }""",
-        [url + reader, queries, k, group],
+        [url + reader, queries, k, group, mode],
     )
 
 
@@ -232,6 +264,7 @@ def test_search_page_runs_on_the_bundle(browser: Any, sites: dict[str, tuple[Pat
     assert page.errors == []
 
 
+MODES = ("hybrid", "vector", "keyword")
 PETS = {
     "install.md": "# Install\n\n## Linux\n\nRun the installer script to set up the agent on a "
     "server.\n\n## Windows\n\nDownload the MSI package and double-click it.\n",
@@ -280,24 +313,27 @@ def test_vector_leg_fuses_query_vectors_from_serve(
         try:
             page = _open(browser, url)
             hybrid = _run(page, url, questions, k=3)
-            keyword = page.evaluate(
-                """async ([reader, qs]) => {
-                    const m = await import(reader);
-                    const b = await m.Bundle.open("scidx-bundle.json");
-                    return Promise.all(qs.map((q) => b.search(q, { k: 3, mode: "keyword" })));
-                }""",
-                [url + manifest["reader"], questions],
-            )
+            keyword = _run(page, url, questions, k=3, mode="keyword")
+            vector = _run(page, url, questions, k=3, mode="vector")
+            nonsense = [_run(page, url, ["xyzzyplugh"], mode=m)[0] for m in MODES]
+            assert page.errors == []
         finally:
             server.shutdown()
             server.server_close()
-    for q, got, kw in zip(questions, hybrid, keyword, strict=True):
+    for q, got, kw, vec in zip(questions, hybrid, keyword, vector, strict=True):
         want = idx.search(q, k=3)  # hybrid, the index's own fusion
         assert got[0]["id"] == want[0].id, q
         assert [h["id"] for h in got] == [h.id for h in want], q  # int8: same order here
         for h, w in zip(got, want, strict=True):
             assert abs(h["score"] - w.score) < 0.02, (q, h["id"])
         assert [h["id"] for h in kw] == [h.id for h in idx.search(q, k=3, mode="keyword")]
+        want = idx.search(q, k=3, mode="vector")
+        assert [h["id"] for h in vec] == [h.id for h in want], q
+        for h, w in zip(vec, want, strict=True):
+            assert abs(h["score"] - w.score) < 0.02, (q, h["id"])
+    # Evidence: the model's vectors add no chunk to a query no chunk is about, in any mode.
+    assert nonsense == [[], [], []]
+    assert [idx.search("xyzzyplugh", mode=m) for m in MODES] == [[], [], []]
     # "when should I trim flowers" shares no term with the roses: only vectors find them.
     assert hybrid[1][0]["id"] == "docs/garden.md:roses:0"
     idx.close()
@@ -351,3 +387,86 @@ def test_mkdocs_web_bundle_option_links_to_the_built_pages(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_nonsense_finds_nothing_on_the_bundle_in_every_mode(
+    browser: Any, sites: dict[str, tuple[Path, str]]
+) -> None:
+    """``xyzzyplugh`` on the docs bundle: no hit in any mode, and the page says so."""
+    index, url = sites["docs"]
+    page = _open(browser, url)
+    got = [_run(page, url, ["xyzzyplugh"], mode=m)[0] for m in MODES]
+    with load(index) as idx:
+        assert got == [[] for _ in MODES] == [idx.search("xyzzyplugh", mode=m) for m in MODES]
+    page.locator("#q").fill("xyzzyplugh")
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent.includes('No results for')"
+    )
+    assert page.locator("section.page").count() == 0
+    assert page.errors == []
+
+
+# A semantic index with a numeric floor (0.3). The query vector is e0; each chunk's vector has
+# cosine c with it (the rest on an axis of its own). "cat purrs" names chunks a and f only.
+FLOOR_CHUNKS = [
+    ("a-cat.md", "A cat purrs on the sofa.", 0.5),
+    ("b-near.md", "A small furry animal that sleeps all day.", 0.7),
+    ("c-mid.md", "Kittens nap in the sun.", 0.36),
+    ("d-below.md", "Dogs bark at the postman.", 0.2),
+    ("e-far.md", "Prune roses in late winter.", 0.05),
+    ("f-neg.md", "The cat command prints files.", -0.3),
+]
+
+
+def _floor_index(floor: float | None) -> bytes:
+    from support.indexes import build_arrays, record, write_arrays
+
+    dims = len(FLOOR_CHUNKS) + 2
+    vectors = np.zeros((len(FLOOR_CHUNKS), dims), dtype=np.float32)
+    for row, (_, _, cos) in enumerate(FLOOR_CHUNKS):
+        vectors[row, 0], vectors[row, row + 1] = cos, (1 - cos * cos) ** 0.5
+    records = [record(name, text, anchor="s") for name, text, _ in FLOOR_CHUNKS]
+    stamp = {"provider": "openai", "model": "m", "dimensions": dims, "normalize": True}
+    arrays, meta = build_arrays(records, vectors=vectors, stamp=stamp)
+    meta["fusion"] = {**DEFAULT_FUSION, "vectorFloor": floor}
+    return write_arrays(arrays, meta)
+
+
+def test_vector_floor_admits_chunks_at_or_above_it_as_the_file_does(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Vector-only chunks are hits when their cosine clears ``vectorFloor``, as in Python.
+
+    Vector mode uses the query's cosines: b (0.7) and c (0.36) clear 0.3, d (0.2) and e do
+    not. Hybrid uses the feedback-expanded vector's: b (0.53) still does, c (0.27) no longer.
+    Without a floor, only the keyword matches (a, f) are hits in either mode.
+    """
+    query = "cat purrs"
+    qvec = np.zeros(len(FLOOR_CHUNKS) + 2)
+    qvec[0] = 1.0
+    expected = {
+        (0.3, "vector"): ["b-near.md", "a-cat.md", "c-mid.md", "f-neg.md"],
+        (0.3, "hybrid"): ["a-cat.md", "f-neg.md", "b-near.md"],
+        (None, "vector"): ["a-cat.md", "f-neg.md"],
+        (None, "hybrid"): ["a-cat.md", "f-neg.md"],
+    }
+    for floor in (0.3, None):
+        folder = tmp_path / f"floor-{floor}"
+        folder.mkdir()
+        (folder / "f.scidx").write_bytes(_floor_index(floor))
+        server, url = _serve(folder / "site", vectors={query: qvec.tolist()})
+        try:
+            write_web_bundle(folder / "f.scidx", folder / "site", embeddings_url=url + "v1")
+            page = _open(browser, url)
+            got = {m: _run(page, url, [query], mode=m)[0] for m in ("vector", "hybrid")}
+            assert page.errors == []
+        finally:
+            server.shutdown()
+            server.server_close()
+        with load(folder / "f.scidx") as idx:
+            for mode, hits in got.items():
+                want = idx.search(query, mode=mode, query_vector=qvec)
+                assert [h.source for h in want] == expected[floor, mode], (floor, mode)
+                assert [h["id"] for h in hits] == [h.id for h in want], (floor, mode)
+                for h, w in zip(hits, want, strict=True):
+                    assert abs(h["score"] - w.score) < 0.01, (floor, mode, w.id)

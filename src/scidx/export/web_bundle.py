@@ -446,7 +446,9 @@ def build_web_bundle(
         data = _asset(asset)
         names[asset] = put(f"assets/{stem}.", data, f".{ext}", 12)
     stamp = index.stamp
-    fusion = dict(index._live().corpus.fusion)  # noqa: SLF001 - the index's own fusion settings
+    # The index's fusion settings as opened (defaults filled in, ``vectorFloor`` null when it
+    # has none): the reader's vector and hybrid modes apply the same evidence rule.
+    fusion = dict(index._live().corpus.fusion)  # noqa: SLF001 - the index's own settings
     manifest = {
         "format": BUNDLE_FORMAT,
         "generator": f"scidx {__version__}",

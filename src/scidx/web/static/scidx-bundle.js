@@ -3,7 +3,8 @@
 // tokenizer (scidx-tok-2, ported word for word from src/scidx/tokenize.py), the same float32
 // impacts summed in the same order, the same order (score descending, chunk row ascending).
 // Optional vector leg for semantic bundles: query vectors from an OpenAI-compatible
-// /v1/embeddings endpoint, fused as the index fuses. ES module, no dependencies.
+// /v1/embeddings endpoint; vector and hybrid modes rank as the index does, evidence rule
+// included (index/search.py). ES module, no dependencies.
 
 const FORMAT_MAJOR = "scidx-web/1";
 export const TOKENIZER_VERSION = "scidx-tok-2";
@@ -469,10 +470,11 @@ export class Bundle {
   async search(query, options = {}) {
     const k = options.k || 10;
     const group = options.group === undefined ? "section" : options.group;
-    const hybrid = options.mode !== "keyword" && this.embed && this.manifest.vectors;
-    const wide = group || hybrid ? Infinity : k;
+    const mode = options.mode || "hybrid";
+    const semantic = mode !== "keyword" && this.embed && this.manifest.vectors;
+    const wide = group || semantic ? Infinity : k;
     const { terms, ranked } = await this.rank(query, wide);
-    let results = hybrid ? await this.hybrid(query, terms, ranked, wide) : ranked;
+    let results = semantic ? await this.fuse(String(query || "").trim(), ranked, mode === "vector") : ranked;
     results = group === "section" ? await this.sections(results, k) : results.slice(0, k);
     return Promise.all(results.map(async ({ row, score }) => {
       const { frag, chunk } = await this.page(row);
@@ -525,31 +527,44 @@ export class Bundle {
     return out;
   }
 
-  /** The index's hybrid: max-normalised weighted sum with Rocchio feedback (index/search.py). */
-  async hybrid(query, terms, ranked, k) {
-    const fusion = this.manifest.fusion || {};
-    const alpha = fusion.alpha ?? 0.3, docs = fusion.prfDocs ?? 3, beta = fusion.prfBeta ?? 2;
-    let q = await this.queryVector(query);
-    if (!q) return ranked.slice(0, k);
+  /**
+   * The index's vector and hybrid modes (index/search.py): cosines, or the max-normalised
+   * weighted sum with Rocchio feedback; only chunks with evidence (a query term, or a cosine at
+   * least the manifest's fusion.vectorFloor; no floor: none) are hits.
+   */
+  async fuse(text, ranked, vectorOnly) {
+    if (!text) return [];
+    const f = this.manifest.fusion || {};
+    const alpha = f.alpha ?? 0.3, docs = f.prfDocs ?? 3, beta = f.prfBeta ?? 2, floor = f.vectorFloor ?? null;
+    let q = await this.queryVector(text);
+    if (!q && vectorOnly) return [];
     const kwMax = ranked.length ? ranked[0].score : 0;
-    if (docs > 0 && beta > 0 && kwMax > 0) {
-      const top = ranked.slice(0, docs);
-      const total = top.reduce((s, h) => s + h.score, 0);
-      const rows = await this.rowVectors(top.map((h) => h.row));
-      const e = q.map((x, d) => x + beta * top.reduce((s, h, i) => s + h.score * rows[i][d], 0) / total);
-      const norm = Math.hypot(...e);
-      if (norm > 0) q = e.map((x) => x / norm);
+    const fused = new Float64Array(this.n), keep = new Uint8Array(this.n);
+    for (const h of ranked) keep[h.row] = 1;
+    if (q) {
+      if (!vectorOnly && docs > 0 && beta > 0 && kwMax > 0) {
+        const top = ranked.slice(0, docs);
+        const total = top.reduce((s, h) => s + h.score, 0);
+        const rows = await this.rowVectors(top.map((h) => h.row));
+        const e = q.map((x, d) => x + beta * top.reduce((s, h, i) => s + h.score * rows[i][d], 0) / total);
+        const norm = Math.hypot(...e);
+        if (norm > 0) q = e.map((x) => x / norm);
+      }
+      const cos = await this.cosines(q);
+      let vmax = 0;
+      for (const c of cos) if (c > vmax) vmax = c;
+      for (let i = 0; i < this.n; i++) {
+        if (vectorOnly) fused[i] = cos[i];
+        else if (vmax > 0) fused[i] = Math.max(cos[i], 0) * (alpha / vmax);
+        // float32 against float32, as numpy compares the file's cosines with the floor
+        if (floor !== null && Math.fround(cos[i]) >= Math.fround(floor)) keep[i] = 1;
+      }
     }
-    const cos = await this.cosines(q);
-    let vmax = 0;
-    for (const c of cos) if (c > vmax) vmax = c;
-    const fused = new Float64Array(this.n);
-    if (vmax > 0) for (let i = 0; i < this.n; i++) fused[i] = Math.max(cos[i], 0) * (alpha / vmax);
-    if (kwMax > 0) for (const h of ranked) fused[h.row] += (1 - alpha) * h.score / kwMax;
+    if (!vectorOnly && kwMax > 0) for (const h of ranked) fused[h.row] += (1 - alpha) * h.score / kwMax;
     const order = [];
-    for (let i = 0; i < this.n; i++) if (Math.fround(fused[i]) > 0) order.push(i);
+    for (let i = 0; i < this.n; i++) if (keep[i] && (vectorOnly || Math.fround(fused[i]) > 0)) order.push(i);
     order.sort((a, b) => Math.fround(fused[b]) - Math.fround(fused[a]) || a - b);
-    return order.slice(0, k).map((row) => ({ row, score: Math.fround(fused[row]) }));
+    return order.map((row) => ({ row, score: Math.fround(fused[row]) }));
   }
 
   async rowVectors(rowsWanted) {
