@@ -113,6 +113,25 @@ def test_custom_heading_ids_survive_the_rewrite() -> None:
         assert [c.anchor for c in chunks] == ["generic"], generator
 
 
+def test_mkdocs_heading_attribute_lists_set_the_anchor_and_leave_the_text() -> None:
+    doc = (
+        '## 4.43.1 November 19, 2023 { id="4.43.1" }\n\na\n\n'
+        "## Changes to *.html files { data-search-exclude }\n\nb\n\n"
+        "## Breadcrumbs { #crumbs .wide }\n\nc\n\n"
+        "## Both {: .x id='late' }\n\nd\n"
+    )
+    chunks = chunk_markdown(doc, "a.md", generator="mkdocs", anchor_style="mkdocs")
+    assert [(c.heading_path[-1], c.anchor) for c in chunks] == [
+        ("4.43.1 November 19, 2023", "4.43.1"),
+        ("Changes to *.html files", "changes-to-html-files"),
+        ("Breadcrumbs", "crumbs"),
+        ("Both", "late"),
+    ]
+    # Elsewhere only {#id} is an id: other braces are the heading's own text (GitHub shows it).
+    (other,) = chunk_markdown("## Using { name }\n\nx\n", "a.md", generator="github")
+    assert other.heading_path[-1] == "Using { name }"
+
+
 def test_detection_beside_below_and_above(tmp_path: Path) -> None:
     assert detect_generator(tmp_path) == "github"
     (tmp_path / "docs" / ".vitepress").mkdir(parents=True)

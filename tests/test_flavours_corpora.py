@@ -103,6 +103,9 @@ CORPORA: dict[str, tuple[str, list[Construct]]] = {
 }
 
 
+_HEADING_ATTRS = re.compile(r"\s\{:?[^{}]*\}\s*$")
+
+
 def _occurrences(text: str, constructs: list[Construct]) -> Iterator[tuple[str, int, str]]:
     """(construct, 1-based line, marker) for each occurrence, fences tracked as SYNTAX.md."""
     fence: str | None = None
@@ -172,5 +175,13 @@ def test_no_generator_syntax_left_in_clean_text(shared_dir: Path, corpus: str) -
             mentions = sum(m.group(0).count(marker) for m in _CODE_SPAN.finditer(chunk.text))
             if clean.count(marker) > mentions:
                 left.setdefault(name, []).append(f"{source}:{line}: {marker!r}")
+        if generator == "mkdocs":
+            # Headings show what the page shows: no attribute list ({ id="x" }, { .cls }).
+            for chunk in chunks:
+                for heading in chunk.heading_path:
+                    if _HEADING_ATTRS.search(heading):
+                        left.setdefault("heading attribute list", []).append(
+                            f"{source}:{chunk.line_start}: {heading!r}"
+                        )
     assert seen, f"{corpus}: no construct found; is SYNTAX.md's corpus there?"
     assert not left, {name: (len(v), v[:3]) for name, v in left.items()}

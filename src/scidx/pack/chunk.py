@@ -79,7 +79,8 @@ __all__ = ["CHUNKER_VERSION", "HARD_LIMIT_FACTOR", "Chunk", "chunk_markdown", "h
 #: 3: chunks carry their clean text (:attr:`Chunk.plain`).
 #: 4: NUL in front matter (raw or a ``"\0"`` escape) becomes U+FFFD, as in bodies.
 #: 5: generator flavours (:mod:`scidx.pack.flavours`); sections with no clean text fold into
-#: the next section's heading path; titles are front matter, heading, else the file name.
+#: the next section's heading path; titles are front matter, heading, else the file name;
+#: MkDocs headings lose a trailing attribute list (``{ id="x" }`` sets the anchor).
 CHUNKER_VERSION = "scidx-chunk-5"
 
 _EMPTY_METADATA = Metadata()
@@ -399,7 +400,7 @@ def chunk_markdown(
     # Line for line, so the tokens' line maps still point into the author's text.
     body = rewrite(body, flavour, mdx=mdx)
     md.block.parse(body, md, env, tokens)
-    raw_headings, blocks = scan_blocks(tokens, fm_lines, md, env)
+    raw_headings, blocks = scan_blocks(tokens, fm_lines, md, env, attr_lists=generator == "mkdocs")
     leaves = plain_leaves(tokens, fm_lines, md, env)
     leaf_lines = [leaf.line for leaf in leaves]
     block_starts = [b.start for b in blocks]

@@ -48,10 +48,34 @@ def markdown_parser(mdx: bool = False) -> MarkdownIt:
 INLINE_SPECIAL = re.compile(r"[\n\\`*_\[\]!<&]")
 TEXT_TYPES = frozenset({"text", "text_special", "code_inline"})
 CUSTOM_ID = re.compile(r"[ \t]*\{:?[ \t]*#([^\s{}#]+)(?:[ \t]+[^{}]*)?\}$")
+# Python-Markdown's attr_list on a heading (MkDocs): "{", an optional ":", anything but "}",
+# "}", after at least one space, at the end. Its words are `#id`, `.class`, `key="v"`,
+# `key='v'`, `key=v` or a bare `key`; `id=...` sets the id as `#id` does.
+ATTR_LIST = re.compile(r"[ \t]+\{:?([^}\n]*)\}[ \t]*$")
+_ATTR_WORD = re.compile(r"""([^ =}]+)=(?:"([^"]*)"|'([^']*)'|([^ =}]+))|([^ =}]+)""")
 
 
-def heading_text(content: str, md: MarkdownIt, env: dict[str, object]) -> tuple[str, str | None]:
-    """Plain text (untrimmed) of a heading's inline content, and its explicit ``{#id}``."""
+def _attr_list_id(content: str) -> str | None:
+    """The id an attr_list's words set (the last one wins, as in Python-Markdown), if any."""
+    found: str | None = None
+    for match in _ATTR_WORD.finditer(content):
+        key, dq, sq, bare, word = match.groups()
+        if word is not None:
+            if word.startswith("#") and len(word) > 1:
+                found = word[1:]
+        elif key == "id":
+            found = next(v for v in (dq, sq, bare) if v is not None)
+    return found or None
+
+
+def heading_text(
+    content: str, md: MarkdownIt, env: dict[str, object], *, attr_lists: bool = False
+) -> tuple[str, str | None]:
+    """Plain text (untrimmed) of a heading's inline content, and its explicit ``{#id}``.
+
+    With ``attr_lists`` (the MkDocs flavour), a trailing Python-Markdown attribute list
+    (``{ #id .class key="value" flag }``) is removed too; its ``#id`` or ``id=`` is the id.
+    """
     if INLINE_SPECIAL.search(content) is None:
         pieces = [content]
         last_is_text = True
@@ -73,6 +97,9 @@ def heading_text(content: str, md: MarkdownIt, env: dict[str, object]) -> tuple[
         match = CUSTOM_ID.search(pieces[-1])
         if match is not None:
             custom = match.group(1)
+            pieces[-1] = pieces[-1][: match.start()]
+        elif attr_lists and (match := ATTR_LIST.search(pieces[-1])) is not None:
+            custom = _attr_list_id(match.group(1))
             pieces[-1] = pieces[-1][: match.start()]
     # Not stripped: GitHub slugs the heading's textContent as is (a trailing image leaves a
     # trailing space, hence a trailing "-"); the caller strips it for display.
@@ -111,9 +138,17 @@ class Block(NamedTuple):
 
 
 def scan_blocks(
-    tokens: list[Token], offset: int, md: MarkdownIt, env: dict[str, object]
+    tokens: list[Token],
+    offset: int,
+    md: MarkdownIt,
+    env: dict[str, object],
+    *,
+    attr_lists: bool = False,
 ) -> tuple[list[RawHeading], list[Block]]:
-    """One pass over the block tokens: headings (any depth) and top-level blocks."""
+    """One pass over the block tokens: headings (any depth) and top-level blocks.
+
+    ``attr_lists``: headings may end in a Python-Markdown attribute list (:func:`heading_text`).
+    """
     headings: list[RawHeading] = []
     blocks: list[Block] = []
     current_items: list[int] | None = None
@@ -132,7 +167,7 @@ def scan_blocks(
                 hlevel = int(tok.tag[1])
                 inline = tokens[i + 1] if i + 1 < n else None
                 content = inline.content if inline is not None else ""
-                text, custom = heading_text(content, md, env)
+                text, custom = heading_text(content, md, env, attr_lists=attr_lists)
                 start, end = tmap[0] + offset, tmap[1] + offset
                 headings.append(RawHeading(hlevel, start, end, text, custom, True))
                 if hlevel > 3:
@@ -149,7 +184,7 @@ def scan_blocks(
             # Nested headings are not section breaks, but they do take a slug on the page.
             inline = tokens[i + 1] if i + 1 < n else None
             content = inline.content if inline is not None else ""
-            text, custom = heading_text(content, md, env)
+            text, custom = heading_text(content, md, env, attr_lists=attr_lists)
             hlevel = int(tok.tag[1])
             start, end = tok.map[0] + offset, tok.map[1] + offset
             headings.append(RawHeading(hlevel, start, end, text, custom, False))
