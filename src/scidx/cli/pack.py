@@ -131,6 +131,8 @@ def _print_result(
                 )
                 + ")"
             )
+            if result.urls:
+                echo(f"URLs: {result.urls}")
             _print_truncated(result.truncated, verbose=verbose)
             _print_changes(result.changes)
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scidx.errors import CorruptIndexError
-from scidx.index.format import array_view, read_header, read_string_table
+from scidx.index.format import Header, array_view, read_header, read_string_table
 from scidx.index.highlight import CODE_END, CODE_START
 from scidx.index.texts import open_texts, text_columns
-from scidx.index.urls import render_url, url_parts
+from scidx.index.urls import page_problem, render_url, url_parts
 from scidx.pack.fileio import atomic_write
 
 __all__ = ["LlmsTxt", "build_llms_txt", "write_llms_txt"]
@@ -44,6 +44,7 @@ class _Page:
     source: str
     title: str
     sections: list[_Section]
+    page: str | None = None  # the stored page path (source.page), if the index has them
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,14 @@ def _pages(path: Path) -> tuple[list[_Page], str | None, str | None]:
             sections[anchor] = section
         section.start = min(section.start, start)
         section.parts.append((int(ordinals[i]), texts[i]))
+    stored = _stored_pages(path, data, header, len(paths))
     pages = []
     for row in sorted(by_source, key=lambda r: paths[r].encode("utf-8")):
         ordered = sorted(by_source[row].values(), key=lambda s: (s.start, s.anchor))
         for item in ordered:
             item.parts.sort()
-        pages.append(_Page(paths[row], titles[row], ordered))
+        page = stored[row] if stored is not None else None
+        pages.append(_Page(paths[row], titles[row], ordered, page))
     template = header.meta.get("urlTemplate")
     root = header.meta.get("sourceRoot")
     return (
@@ -103,6 +106,21 @@ def _pages(path: Path) -> tuple[list[_Page], str | None, str | None]:
         template if isinstance(template, str) else None,
         root if isinstance(root, str) else None,
     )
+
+
+def _stored_pages(path: Path, data: bytes, header: Header, n_sources: int) -> list[str] | None:
+    """The ``source.page`` rows (FORMAT.md §2.3), each checked, or None without the table."""
+    if "source.page.offsets" not in header.arrays and "source.page.data" not in header.arrays:
+        return None
+    table = read_string_table(data, header, "source.page")
+    if len(table) != n_sources:
+        raise CorruptIndexError(f"{path}: `source.page` has {len(table)} rows; rebuild the index")
+    values = [table[i] for i in range(n_sources)]
+    for row, value in enumerate(values):
+        problem = page_problem(value)
+        if problem:
+            raise CorruptIndexError(f"{path}: `source.page` row {row} {problem}; rebuild it")
+    return values
 
 
 def _first_sentence(text: str, limit: int) -> str:
@@ -151,8 +169,9 @@ def _link_text(text: str) -> str:
     return " ".join(text.replace("[", "(").replace("]", ")").split())
 
 
-def _url(template: str | None, root: str | None, source: str, anchor: str) -> str:
-    url = render_url(template, source, anchor, root)
+def _url(template: str | None, root: str | None, page: _Page, anchor: str) -> str:
+    source = page.source
+    url = render_url(template, source, anchor, root, page.page)
     if url is not None:
         return url
     # No template (or a page outside sourceRoot): a link relative to the docs' own files.
@@ -199,7 +218,7 @@ def build_llms_txt(
         (
             p
             for p in pages
-            if (parts := url_parts(p.source, root)) is not None and parts["page"] == ""
+            if (parts := url_parts(p.source, root, p.page)) is not None and parts["page"] == ""
         ),
         None,
     )
@@ -218,7 +237,7 @@ def build_llms_txt(
         lines += [f"## {_link_text(group) or 'Docs'}", ""]
         for page in groups[group]:
             first = page.sections[0] if page.sections else None
-            page_url = _url(template, root, page.source, "")
+            page_url = _url(template, root, page, "")
             text = next((t for s in page.sections for _, t in s.parts if _prose(t)), "")
             description = _first_sentence(text, _DESCRIPTION_CHARS)
             label = _link_text(_page_name(page))
@@ -227,13 +246,13 @@ def build_llms_txt(
                 if not section.anchor or (first is section and len(section.heading_path) <= 1):
                     continue  # the page link already points at its top
                 heading = _link_text(section.heading_path[-1] if section.heading_path else "")
-                url = _url(template, root, page.source, section.anchor)
+                url = _url(template, root, page, section.anchor)
                 lines.append(f"  - [{heading or section.anchor}]({url})")
         lines.append("")
     full: list[str] = []
     for page in pages:
         full += [f"# {_link_text(_page_name(page))}", ""]
-        full += [f"Source: {_url(template, root, page.source, '')}", ""]
+        full += [f"Source: {_url(template, root, page, '')}", ""]
         for section in page.sections:
             depth = len(section.heading_path)
             if section.anchor and depth >= 2:

@@ -70,6 +70,9 @@ class Corpus:
     #: The ``snippet.*`` arrays (``ptr``, ``occ``, ``flags``) and ``meta.snippets``, checked in
     #: O(1) at load; None when the index has none. Read through :attr:`offsets`.
     snippet_arrays: tuple[Any, Any, Any, Any] | None = None
+    #: ``source.page``: each source's published page path, decided at pack time (FORMAT.md
+    #: §2.3); None when the index has none (URLs then come from the source path alone).
+    source_page: StringLookup | None = None
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -87,6 +90,25 @@ class Corpus:
             readers["offsets"] = open_offsets(*found) if found is not None else None
         reader: SnippetOffsets | None = readers["offsets"]
         return reader
+
+    def pages(self, rows: Sequence[int]) -> list[str] | None:
+        """The stored page paths of source ``rows`` (None without ``source.page``), checked.
+
+        Raises:
+            CorruptIndexError: A row is not a usable page path (``urls.page_problem``).
+        """
+        if self.source_page is None:
+            return None
+        from scidx.index.urls import page_problem
+
+        values = self.source_page.take(rows)
+        for row, value in zip(rows, values, strict=True):
+            problem = page_problem(value)
+            if problem:
+                raise CorruptIndexError(
+                    f"{self.source}: `source.page` row {row} {problem}. {_REBUILD}"
+                )
+        return values
 
     def plain(self, row: int) -> str:
         """The clean text of chunk ``row`` (its raw text for an index without ``chunk.plain``)."""

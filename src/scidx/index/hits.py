@@ -410,7 +410,11 @@ class HitRenderer:
         paths = c.source_path.take(sources)
         if c.url_template:
             render = self._urls().render
-            urls = [render(p, a) for p, a in zip(paths, anchors, strict=True)]
+            pages = c.pages(sources)
+            if pages is None:
+                urls = [render(p, a) for p, a in zip(paths, anchors, strict=True)]
+            else:
+                urls = [render(*v) for v in zip(paths, anchors, pages, strict=True)]
         else:
             urls = [None] * len(rows)
         headings = [h.split("\x1f") if h else [] for h in c.chunk_heading.take(rows)]

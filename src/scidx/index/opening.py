@@ -136,6 +136,12 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     for name in _SOURCE_TABLES:
         _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
     tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
+    source_page = None
+    if "source.page.offsets" in header.arrays or "source.page.data" in header.arrays:
+        # Optional (packer 9+): both arrays or neither; rows are checked when read.
+        _expect_shape(header, "source.page.offsets", (n_sources + 1,))
+        _shape(header, "source.page.data")
+        source_page = read_string_table(buf, header, "source.page")
     # Markdown and clean text, compressed per chunk (format 2); without a separate clean text
     # snippets come from the raw text.
     text, plain = text_columns(open_texts(buf, header, n))
@@ -176,6 +182,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         chunk_plain=plain,
         source_root=source_root,
         snippet_arrays=offsets,
+        source_page=source_page,
     )
 
 

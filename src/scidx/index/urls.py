@@ -23,6 +23,7 @@ __all__ = [
     "URL_PLACEHOLDERS",
     "URL_SCHEMES",
     "UrlRenderer",
+    "page_problem",
     "parse_url_template",
     "render_url",
     "source_root_problem",
@@ -40,7 +41,11 @@ _BAD_CHARS = re.compile(r"[\x00-\x20\x7f-\x9f\u2028\u2029]")
 
 
 def render_url(
-    template: str | None, source: str, anchor: str, source_root: str | None = None
+    template: str | None,
+    source: str,
+    anchor: str,
+    source_root: str | None = None,
+    page: str | None = None,
 ) -> str | None:
     """Render a URL template; see :func:`url_parts` for the placeholders.
 
@@ -53,6 +58,8 @@ def render_url(
         source: The chunk's source path.
         anchor: The heading anchor (``""`` drops a ``#{anchor}`` from the template).
         source_root: The ``sourceRoot`` the placeholders are relative to.
+        page: The source's published page path stored at pack time (``source.page``), or
+            ``None`` to derive it from ``source`` (:func:`url_parts`).
 
     Returns:
         The URL, or ``None``.
@@ -66,7 +73,7 @@ def render_url(
     pieces = parse_url_template(template if anchor else template.replace("#{anchor}", ""))
     if pieces is None:
         return None
-    parts = url_parts_encoded(source, source_root)
+    parts = url_parts_encoded(source, source_root, page)
     if parts is None:
         return None
     values = {"anchor": _quote(anchor, ""), **parts}
@@ -110,14 +117,18 @@ class UrlRenderer:
         self._sources: dict[str, tuple[list[str] | None, str | None]] = {}
         self._anchors: dict[str, str] = {}
 
-    def render(self, source: str, anchor: str) -> str | None:
-        """The URL of ``anchor`` in ``source``, or ``None`` (as :func:`render_url`)."""
+    def render(self, source: str, anchor: str, page: str | None = None) -> str | None:
+        """The URL of ``anchor`` in ``source``, or ``None`` (as :func:`render_url`).
+
+        ``page`` is the source's stored page path; an index gives each source one, so the
+        memo stays keyed by source.
+        """
         memo = self._sources
         made = memo.get(source)
         if made is None:
             if len(memo) >= self.MEMO:
                 memo.clear()  # bounded; a race only renders a source twice
-            made = memo[source] = self._source(source)
+            made = memo[source] = self._source(source, page)
         if not anchor:
             return made[1]
         segments = made[0]
@@ -132,8 +143,8 @@ class UrlRenderer:
         url = quoted.join(segments)
         return url if _scheme_ok(url) else None
 
-    def _source(self, source: str) -> tuple[list[str] | None, str | None]:
-        parts = url_parts_encoded(source, self._root)
+    def _source(self, source: str, page: str | None) -> tuple[list[str] | None, str | None]:
+        parts = url_parts_encoded(source, self._root, page)
         if parts is None:
             return None, None
         segments = _segments(self._with, parts) if self._with is not None else None
@@ -211,7 +222,9 @@ def source_root_problem(root: str) -> str:
     return ""
 
 
-def url_parts(source: str, source_root: str | None = None) -> dict[str, str] | None:
+def url_parts(
+    source: str, source_root: str | None = None, page: str | None = None
+) -> dict[str, str] | None:
     """The ``urlTemplate`` placeholders of a source path, relative to ``source_root``.
 
     * ``{source}``: the path relative to ``source_root``, e.g. ``guide/install.md``;
@@ -222,10 +235,17 @@ def url_parts(source: str, source_root: str | None = None) -> dict[str, str] | N
       is a file (``guide/install``; an index or README page is ``guide/index``), the
       ``page_file`` value here.
 
+    With a ``page`` (the published page path the packer stored for the source, e.g. ``intro``
+    or ``guide/`` for a Docusaurus page: :func:`page_problem` must have passed it), ``{path}``
+    is that page path as published, ``{page}`` the same as a folder (a ``/`` added unless it
+    ends with one or is empty) and the file form is the page path, ``index`` added to a
+    folder.
+
     Args:
         source: The source path as packed (relative to the config root).
         source_root: The folder the site is built from (``sourceRoot``); ``None``/``""`` is the
             config root.
+        page: The source's stored page path (``source.page``), or ``None``.
 
     Returns:
         The values, or ``None`` when ``source`` is not inside ``source_root``.
@@ -239,6 +259,14 @@ def url_parts(source: str, source_root: str | None = None) -> dict[str, str] | N
         if not source.startswith(root + "/"):
             return None
         source = source[len(root) + 1 :]
+    if page is not None:
+        folder_form = page == "" or page.endswith("/")
+        return {
+            "source": source,
+            "path": page,
+            "page": page if folder_form else f"{page}/",
+            "page_file": f"{page}index" if folder_form else page,
+        }
     path = re.sub(r"\.(md|markdown|mdx)$", "", source, flags=re.IGNORECASE)
     folder, _, name = path.rpartition("/")
     if name.lower() in _FOLDER_PAGES:
@@ -250,10 +278,41 @@ def url_parts(source: str, source_root: str | None = None) -> dict[str, str] | N
     return {"source": source, "path": path, "page": page, "page_file": page_file}
 
 
-def url_parts_encoded(source: str, source_root: str | None = None) -> dict[str, str] | None:
+def url_parts_encoded(
+    source: str, source_root: str | None = None, page: str | None = None
+) -> dict[str, str] | None:
     """:func:`url_parts` with each value percent-encoded for a URL path (``/`` kept)."""
-    parts = url_parts(source, source_root)
+    parts = url_parts(source, source_root, page)
     return None if parts is None else {k: _quote(v, "/") for k, v in parts.items()}
+
+
+#: The longest stored page path (``source.page``); a real one is a few dozen characters.
+MAX_PAGE_CHARS = 1024
+_PAGE_BAD_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\]")
+
+
+def page_problem(page: object) -> str:
+    """Why ``page`` is not a usable stored page path (a message fragment), or "" if it is.
+
+    A page path is relative to the template's base: at most :data:`MAX_PAGE_CHARS`
+    characters, no control characters or ``\\``, no leading ``/`` (``/{path}`` would then
+    start ``//host``: another site), and no empty, ``.`` or ``..`` segment; ``""`` is the
+    site's top page. Its value is percent-encoded when rendered, so ``:``, ``?`` and ``#``
+    cannot make a scheme, query or fragment.
+    """
+    if not isinstance(page, str):
+        return f"is {type(page).__name__}, not a string"
+    if len(page) > MAX_PAGE_CHARS:
+        return f"is {len(page)} characters long, over {MAX_PAGE_CHARS}"
+    bad = _PAGE_BAD_CHARS.search(page)
+    if bad:
+        return f"contains {bad.group()!r}"
+    if page.startswith("/"):
+        return 'starts with "/"'
+    body = page[:-1] if page.endswith("/") else page
+    if page and any(part in ("", ".", "..") for part in body.split("/")):
+        return 'has an empty, "." or ".." segment'
+    return ""
 
 
 def _quote(value: str, safe: str) -> str:

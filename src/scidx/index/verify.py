@@ -62,6 +62,10 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
         _verify_vectors(src, corpus.store.decode_all())
     if VECTOR_KEY_ARRAY in header.arrays:
         _verify_vector_keys(buf, header, corpus)
+    if corpus.source_page is not None:
+        assert isinstance(corpus.source_page, StringTable)
+        corpus.source_page.validate_all()
+        corpus.pages(range(s))  # every row a usable page path
     for row in range(s):
         raw = corpus.source_meta[row]
         try:

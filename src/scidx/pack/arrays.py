@@ -63,8 +63,9 @@ __all__ = [
 #: 3: meta.vectors names the vector encoding; 4: the ``vectors.key`` array, and paragraphs over
 #: the budget split inside; 5: clean text in ``chunk.plain``, read by BM25 and the embedder
 #: instead of the Markdown; 6: the ``snippet.*`` offsets; 7: format 2, chunk texts compressed
-#: in ``text.*``; 8: generator flavours, no empty chunks, titles never empty: chunker 5).
-PACKER_VERSION = "scidx-pack-8"
+#: in ``text.*``; 8: generator flavours, no empty chunks, titles never empty: chunker 5;
+#: 9: ``source.page``, and URL templates derived from the generator's config).
+PACKER_VERSION = "scidx-pack-9"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -272,6 +273,7 @@ def build_index_arrays(
     records: Sequence[Record],
     vectors: np.ndarray | Mapping[str, np.ndarray],
     bm25: BM25Built | None = None,
+    pages: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Build every named array of an index from validated, ordered records and their vectors.
 
@@ -284,6 +286,7 @@ def build_index_arrays(
         vectors: Their embeddings, row for row: a float matrix (stored as float32) or the
             arrays of one encoding (from :func:`scidx.index.vectors.encode_vectors`).
         bm25: Their BM25 arrays and meta from :func:`build_bm25`; built here when None.
+        pages: Each source's published page path (the optional ``source.page`` table).
 
     Returns:
         ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
@@ -323,6 +326,8 @@ def build_index_arrays(
     put_strings("source.path", sources)
     put_strings("source.title", [source_title[s] for s in sources])
     put_strings("source.meta", [source_meta[s] for s in sources])
+    if pages is not None:
+        put_strings("source.page", [pages[s] for s in sources])
     if isinstance(vectors, Mapping):
         arrays.update(vectors)
     else:
@@ -419,7 +424,11 @@ def encode_records(
     vectors: np.ndarray | Mapping[str, np.ndarray],
     meta: dict[str, Any],
     bm25: BM25Built | None = None,
+    pages: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
-    """Build the arrays and header meta of an index from records and their vectors."""
-    arrays, meta_part = build_index_arrays(records, vectors, bm25)
+    """Build the arrays and header meta of an index from records and their vectors.
+
+    ``pages``: each source's published page path (``source.page``), or None for none.
+    """
+    arrays, meta_part = build_index_arrays(records, vectors, bm25, pages)
     return arrays, {**meta, **meta_part}, built_utc()

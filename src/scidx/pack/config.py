@@ -27,7 +27,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -41,6 +41,7 @@ from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS, UNDECLARED_ENCODING
 from scidx.pack.flavours import GENERATORS
 from scidx.pack.flavours.detect import detect_generator
 from scidx.pack.globs import compile_glob
+from scidx.pack.site import Site, derive_site
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -154,6 +155,9 @@ class Config:
         provider_options: A plugin provider's own settings (a JSON object).
         allow_external_symlinks: Follow symlinks that resolve outside ``root`` (off by
             default: such a link is refused, so ``docs/x.md -> /etc/passwd`` cannot be packed).
+        site: What the generator's config says about published URLs
+            (:func:`~scidx.pack.site.derive_site`): the template derived when the config has
+            no ``urlTemplate``, and the page-path rules stored per source.
     """
 
     root: Path
@@ -182,6 +186,7 @@ class Config:
     max_tokens: int | None = None
     allow_download: bool = False
     provider_options: dict[str, Any] | None = None
+    site: Site | None = None
 
     @property
     def model_id(self) -> str:
@@ -225,6 +230,9 @@ class Config:
             out["sourceRoot"] = self.source_root
         if not self.snippet_offsets:
             out["snippetOffsets"] = False
+        if self.site is not None and self.site.pages is not None:
+            # Only with stored page paths, so other configs keep their hash.
+            out["sitePages"] = self.site.canonical()
         return out
 
     def config_hash(self) -> str:
@@ -555,6 +563,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         raise check.fail("allowExternalSymlinks", "true or false")
     source_root = _source_root(check)
     base_url = _base_url(check, provider)
+    site, url_template, source_root = _site_urls(generator, root, url_template, source_root)
 
     return Config(
         root,
@@ -582,7 +591,34 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         allow_download=allow_download,
         provider_options=dict(provider_options) if provider_options else None,
         allow_external_symlinks=allow_external,
+        site=site,
     )
+
+
+def _site_urls(
+    generator: str, root: Path, url_template: str | None, source_root: str | None
+) -> tuple[Site | None, str | None, str | None]:
+    """The generator's site (pages, derived template), and the template and root to use.
+
+    A ``urlTemplate`` from the config always wins. Without one, the template the generator's
+    config implies is used, with its docs folder as ``sourceRoot`` (unless the config names
+    another). Page paths are stored only when ``sourceRoot`` is the docs folder, which is what
+    they are relative to.
+    """
+    site = derive_site(generator, root)
+    if site is None:
+        return None, url_template, source_root
+    if (
+        url_template is None
+        and site.template is not None
+        and site.docs_dir is not None
+        and (source_root is None or source_root == site.docs_dir)
+    ):
+        url_template, source_root = site.template, site.docs_dir or None
+        site = replace(site, derived=True)
+    if site.pages is not None and (source_root or "") != site.docs_dir:
+        site = replace(site, pages=None)
+    return site, url_template, source_root
 
 
 def _check_keys(data: Mapping[str, Any], label: str) -> None:

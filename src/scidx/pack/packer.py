@@ -63,8 +63,10 @@ from scidx.pack.incremental import (
     sidecar_path,
 )
 from scidx.pack.inputs import collect_inputs
+from scidx.pack.pages import source_pages
 from scidx.pack.progress import Progress, noop_progress
 from scidx.pack.records import Record, validate_records
+from scidx.pack.site import describe_urls
 from scidx.pack.sources import ScannedInput, scan_inputs
 from scidx.pack.workers import Pool, chunk_all
 
@@ -92,6 +94,8 @@ class PackResult:
         truncated: Chunk ids whose text the provider cut to its input limit (the index keeps
             the whole text).
         embed_seconds: Wall time spent getting vectors (cache and provider).
+        urls: Where the index's URLs come from when a generator config was found (the
+            template derived from it, or why none was), else ``""``.
     """
 
     output: Path | None
@@ -109,6 +113,7 @@ class PackResult:
     dry_run: DryRunPlan | None = None
     truncated: list[str] = field(default_factory=list)
     embed_seconds: float = 0.0
+    urls: str = ""
 
     @property
     def distinct(self) -> int:
@@ -146,6 +151,8 @@ class PackResult:
             out["stale"] = True
         if self.dry_run is not None:
             out["dryRun"] = self.dry_run.to_dict()
+        if self.urls:
+            out["urls"] = self.urls
         return out
 
 
@@ -340,6 +347,7 @@ def pack_docs(
     # --check and --dry-run write nothing, so they replace nothing either.
     run = _gather(config, report, replace=None if check or dry_run else force)
     result = PackResult(output=run.cfg.output, files=len(run.files))
+    result.urls = describe_urls(run.cfg.site, run.cfg.url_template)
     if not force and not dry_run and _mark_up_to_date(run, result):
         if not check:
             _remember_model(run.embedder)
@@ -360,7 +368,8 @@ def pack_docs(
         vector_arrays, bm25 = _embed_and_index(run, valid, pool, use_cache, seed, result, report)
     finally:
         pool.close()
-    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25)
+    pages = source_pages(run.cfg.site, valid)
+    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25, pages)
     del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
     if check:

@@ -1,0 +1,365 @@
+"""The site a docs generator publishes, read from its config: URL template, docs folder, page rules.
+
+Config files are read as text with conservative regular expressions, never executed (a
+``docusaurus.config.ts`` or ``conf.py`` is a program). A value counts only when it is a plain
+literal (or, for VitePress's sitemap host, a ``const`` bound once to a literal); anything else
+is "not certain", and then nothing is derived from it. A ``urlTemplate`` in
+``staticcorpus.json`` always wins; see docs/configuration.md ("URLs derived from the
+generator's config").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from scidx.index.urls import parse_url_template
+
+__all__ = ["Site", "derive_site", "describe_urls", "find_generator_config"]
+
+_MAX_CONFIG_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Site:
+    """What a generator's config says about the URLs of the pages it publishes.
+
+    Attributes:
+        generator: The generator (``"mkdocs"``, ``"docusaurus"``, ...).
+        config: The generator's config file, relative to the ``staticcorpus.json`` folder.
+        docs_dir: The folder the generator builds pages from, relative to that folder
+            (``""``: the folder itself), or ``None`` when it lies outside it.
+        template: The URL template the config implies, or ``None`` when not certain.
+        pages: The page-path rules stored per source (``"docusaurus"``, ``"vitepress"``,
+            ``"starlight"``), or ``None`` when the source path says it all.
+        trailing_slash: Docusaurus ``trailingSlash`` (``None``: not set).
+        rewrites: VitePress ``rewrites`` of the form ``"a/:rest*": "b/:rest*"`` as
+            ``(from_prefix, to_prefix)`` pairs.
+        note: Why no template was derived (for the pack summary), or ``""``.
+        derived: True when ``template`` is the index's ``urlTemplate`` (the config set none).
+    """
+
+    generator: str
+    config: str
+    docs_dir: str | None
+    template: str | None = None
+    pages: str | None = None
+    trailing_slash: bool | None = None
+    rewrites: tuple[tuple[str, str], ...] = ()
+    note: str = ""
+    derived: bool = False
+
+    def canonical(self) -> dict[str, Any]:
+        """The settings that change stored page paths (for the config hash)."""
+        return {
+            "pages": self.pages,
+            "docsDir": self.docs_dir,
+            "trailingSlash": self.trailing_slash,
+            "rewrites": [list(r) for r in self.rewrites],
+        }
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(_MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > _MAX_CONFIG_BYTES:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+_NAMES = {
+    "mkdocs": ("mkdocs.yml", "mkdocs.yaml"),
+    "docusaurus": tuple(f"docusaurus.config.{e}" for e in ("js", "ts", "mjs", "cjs", "mts")),
+    "vitepress": tuple(f".vitepress/config.{e}" for e in ("js", "ts", "mjs", "mts", "cjs")),
+    "starlight": tuple(f"astro.config.{e}" for e in ("mjs", "ts", "js", "mts", "cjs")),
+    "myst": ("conf.py",),
+}
+
+
+def find_generator_config(generator: str, root: Path) -> Path | None:
+    """The generator's config file beside, just below or above ``root`` (as detection looks)."""
+    names = _NAMES.get(generator)
+    if names is None:
+        return None
+    folders = [root]
+    try:
+        folders += sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        pass
+    up = root
+    for _ in range(3):
+        if (up / ".git").exists() or up.parent == up:
+            break
+        up = up.parent
+        folders.append(up)
+    for folder in folders:
+        for name in names:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+_STR = r"""(?:'([^'\\\n]*)'|"([^"\\\n]*)"|`([^`\\$\n]*)`)"""
+
+
+def _literal(match: re.Match[str] | None, first: int = 1) -> str | None:
+    if match is None:
+        return None
+    for group in range(first, first + 3):
+        if match.group(group) is not None:
+            return match.group(group)
+    return None
+
+
+def _js_value(text: str, key: str, indent: str | None = None) -> tuple[bool, str | None]:
+    """``(present, literal)`` of ``key: '...'`` (at ``indent`` when given); literal None if not one.
+
+    Present more than once at that indent, or not as a plain string literal: not certain.
+    """
+    pad = re.escape(indent) if indent is not None else r"[ \t]*"
+    lines = re.findall(rf"(?m)^{pad}{key}\s*:\s*(.*)$", text)
+    if indent is not None:
+        lines = [v for v in lines if v]  # (the pattern already pins the indent)
+    if not lines:
+        return False, None
+    if len(lines) > 1:
+        return True, None
+    return True, _literal(re.match(rf"{_STR}\s*,?\s*(?://.*)?$", lines[0]))
+
+
+def _indent_of(text: str, key: str) -> str | None:
+    found = re.findall(rf"(?m)^([ \t]*){key}\s*:", text)
+    return found[0] if len(found) == 1 else None
+
+
+def _join(*parts: str) -> str:
+    """URL pieces joined with single slashes (the scheme's ``//`` kept), ending in ``/``."""
+    out = ""
+    for part in parts:
+        if not part:
+            continue
+        out = (out.rstrip("/") + "/" + part.lstrip("/")) if out else part
+    return out.rstrip("/") + "/" if out else "/"
+
+
+def _checked(template: str) -> str | None:
+    return template if parse_url_template(template) is not None else None
+
+
+def _relative(docs: Path, root: Path) -> str | None:
+    try:
+        rel = docs.resolve().relative_to(root)
+    except (ValueError, OSError):
+        return None
+    return "" if str(rel) == "." else rel.as_posix()
+
+
+def _mkdocs(path: Path, text: str, root: Path) -> Site:
+    def top(key: str) -> str | None:
+        found = re.findall(rf"(?m)^{key}\s*:\s*(.*?)\s*(?:#.*)?$", text)
+        return found[0].strip("'\"") if len(found) == 1 else None
+
+    docs = _relative(path.parent / (top("docs_dir") or "docs"), root)
+    site = Site("mkdocs", _rel(path, root), docs)
+    site_url = top("site_url")
+    directory = (top("use_directory_urls") or "true").lower() not in ("false", "no", "off")
+    if not site_url or not re.match(r"https?://", site_url):
+        return _note(site, "mkdocs.yml has no site_url")
+    page = "{page}" if directory else "{page}.html"
+    return _with_template(site, _join(site_url) + page + "#{anchor}")
+
+
+def _docusaurus(path: Path, text: str, root: Path) -> Site:
+    indent = _indent_of(text, "baseUrl")
+    _, base = _js_value(text, "baseUrl", indent) if indent is not None else (False, None)
+    _, url = _js_value(text, "url", indent) if indent is not None else (False, None)
+    slash = re.findall(rf"(?m)^{re.escape(indent or '')}trailingSlash\s*:\s*(\w+)", text)
+    trailing = {"true": True, "false": False}.get(slash[0]) if len(slash) == 1 else None
+    docs_block = _block(text, "docs")
+    route: str | None = "docs"
+    folder: str | None = "docs"
+    if docs_block is not None:
+        present, route = _js_value(docs_block, "routeBasePath")
+        route = route if present else "docs"
+        present, folder = _js_value(docs_block, "path")
+        folder = folder if present else "docs"
+    docs = _relative(path.parent / folder, root) if folder is not None else None
+    site = Site("docusaurus", _rel(path, root), docs, pages="docusaurus", trailing_slash=trailing)
+    if folder is None:
+        return _note(site, "the docs `path` is not a plain string")
+    if base is None or route is None:
+        return _note(site, "`baseUrl` or the docs `routeBasePath` is not a plain string")
+    versions = path.parent / "versions.json"
+    if versions.is_file():
+        try:
+            listed = json.loads(_read(versions) or "[]")
+        except ValueError:
+            listed = None
+        if listed:
+            return _note(site, "a versioned site: which version the docs folder is is not certain")
+    elif "versions.json" in text:
+        return _note(site, "the config reads versions.json, which is missing")
+    prefix = url if url and re.match(r"https?://", url) else ""
+    return _with_template(site, _join(prefix, base, route) + "{path}#{anchor}")
+
+
+def _block(text: str, key: str) -> str | None:
+    """The ``{...}`` after the first ``key: {`` (braces counted; strings are not parsed)."""
+    start = re.search(rf"\b{key}\s*:\s*\{{", text)
+    if start is None:
+        return None
+    depth = 0
+    for i in range(start.end() - 1, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start.end() : i]
+    return None
+
+
+def _vitepress(path: Path, text: str, root: Path) -> Site:
+    project = path.parent.parent  # the folder holding .vitepress/
+    indent = _indent_of(text, "cleanUrls") or _indent_of(text, "title")
+    present, src_dir = _js_value(text, "srcDir", indent) if indent is not None else (False, None)
+    docs = _relative(project / src_dir, root) if src_dir is not None else None
+    if not present:
+        docs = _relative(project, root)
+    clean = re.findall(r"(?m)^[ \t]*cleanUrls\s*:\s*(\w+)", text)
+    rewrites = _rewrites(text)
+    site = Site(
+        "vitepress",
+        _rel(path, root),
+        docs,
+        pages="vitepress",
+        rewrites=rewrites or (),
+    )
+    if rewrites is None:
+        return _note(site, "its `rewrites` are not all of the form 'a/:rest*': 'b/:rest*'")
+    if len(clean) > 1 or (clean and clean[0] not in ("true", "false")):
+        return _note(site, "`cleanUrls` is not a plain true or false")
+    base_present, base = _js_value(text, "base", indent) if indent else (False, None)
+    if base_present and base is None:
+        return _note(site, "`base` is not a plain string")
+    host = _sitemap_host(text)
+    page = "{path}" if clean and clean[0] == "true" else "{page}.html"
+    return _with_template(site, _join(host or "", base or "/") + page + "#{anchor}")
+
+
+def _sitemap_host(text: str) -> str | None:
+    block = _block(text, "sitemap")
+    if block is None:
+        return None
+    present, host = _js_value(block, "hostname")
+    if present and host is None:
+        name = re.search(r"(?m)^[ \t]*hostname\s*:\s*([A-Za-z_$][\w$]*)\s*,?\s*$", block)
+        if name is not None:
+            bound = re.findall(rf"(?m)^\s*const\s+{re.escape(name.group(1))}\s*=\s*(.*)$", text)
+            if len(bound) == 1:
+                host = _literal(re.match(rf"{_STR}\s*;?\s*$", bound[0]))
+    return host if host and re.match(r"https?://", host) else None
+
+
+def _rewrites(text: str) -> tuple[tuple[str, str], ...] | None:
+    """VitePress ``rewrites`` of the prefix form; None when some entry is of another form."""
+    block = _block(text, "rewrites")
+    if block is None:
+        return ()
+    out: list[tuple[str, str]] = []
+    for entry in (e.strip() for e in block.split(",")):
+        if not entry:
+            continue
+        pair = re.fullmatch(
+            r"""['"]([\w\-./]*):rest\*['"]\s*:\s*['"]([\w\-./]*):rest\*['"]""", entry
+        )
+        if pair is None:
+            return None
+        out.append((pair.group(1), pair.group(2)))
+    return tuple(out)
+
+
+def _starlight(path: Path, text: str, root: Path) -> Site:
+    docs = _relative(path.parent / "src" / "content" / "docs", root)
+    site = Site("starlight", _rel(path, root), docs, pages="starlight")
+    present, base = _js_value(text, "base")
+    if present and base is None:
+        return _note(site, "`base` is not a plain string")
+    slash = re.findall(r"""(?m)^[ \t]*trailingSlash\s*:\s*['"](\w+)['"]""", text)
+    _, url = _js_value(text, "site")
+    host = url if url and re.match(r"https?://", url) else ""
+    page = "{path}" if slash == ["never"] else "{page}"
+    return _with_template(site, _join(host, base or "/") + page + "#{anchor}")
+
+
+def _myst(path: Path, text: str, root: Path) -> Site:
+    site = Site("myst", _rel(path, root), _relative(path.parent, root))
+    found = re.findall(r"""(?m)^html_baseurl\s*=\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")\s*$""", text)
+    base = next((a or b for a, b in found), None) if len(found) == 1 else None
+    if not base or not re.match(r"https?://", base):
+        return _note(site, "conf.py sets no plain html_baseurl")
+    return _with_template(site, _join(base) + "{page}.html#{anchor}")
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _note(site: Site, note: str) -> Site:
+    return replace(site, note=note)
+
+
+def _with_template(site: Site, template: str) -> Site:
+    checked = _checked(template)
+    if checked is None:
+        return _note(site, "the URL it gives is not a valid urlTemplate")
+    return replace(site, template=checked)
+
+
+_READERS = {
+    "mkdocs": _mkdocs,
+    "docusaurus": _docusaurus,
+    "vitepress": _vitepress,
+    "starlight": _starlight,
+    "myst": _myst,
+}
+
+
+def derive_site(generator: str, root: Path) -> Site | None:
+    """What ``generator``'s config near ``root`` says about published URLs (None: no config).
+
+    Args:
+        generator: The detected or configured generator.
+        root: The ``staticcorpus.json`` folder (absolute, resolved).
+    """
+    reader = _READERS.get(generator)
+    path = find_generator_config(generator, root)
+    if reader is None or path is None:
+        return None
+    text = _read(path)
+    if text is None:
+        return None
+    return reader(path, text, root)
+
+
+def describe_urls(site: Site | None, url_template: str | None) -> str:
+    """One line for the pack summary: the URL template used and where it came from."""
+    if site is None:
+        return ""
+    pages = f"; page paths by {site.pages}'s rules" if site.pages else ""
+    if site.derived:
+        return f"{url_template} (derived from {site.config}{pages})"
+    if url_template:
+        return f"{url_template} (from urlTemplate{pages})"
+    why = site.note or "its docs folder is not inside the config's folder"
+    return f"none: {why} ({site.config}); set urlTemplate in staticcorpus.json"
