@@ -15,7 +15,7 @@ import pytest
 import scidx
 from scidx.errors import CorruptIndexError
 from scidx.index.format import encode_strings
-from scidx.index.urls import page_problem, render_url, url_parts
+from scidx.index.urls import UNPUBLISHED, page_problem, render_url, url_parts
 from scidx.pack.config import config_from_dict
 from scidx.pack.packer import pack_docs
 from scidx.pack.pages import docusaurus_page, starlight_page, strip_number_prefix, vitepress_page
@@ -120,6 +120,8 @@ def test_url_parts_with_a_stored_page() -> None:
     }
     assert url_parts("docs/a.md", "docs", "guide/")["page_file"] == "guide/index"
     assert url_parts("other/a.md", "docs", "intro") is None  # outside sourceRoot: no URL
+    assert url_parts("docs/a.md", "docs", UNPUBLISHED) is None  # not published: no URL
+    assert page_problem(UNPUBLISHED) == ""
     assert render_url("/{path}#{anchor}", "a.md", "x", None, "a b") == "/a%20b#x"
     # A stored page is percent-encoded: it cannot become a scheme, query or fragment.
     assert render_url("{path}", "a.md", "", None, "javascript:alert(1)") == (
@@ -127,7 +129,9 @@ def test_url_parts_with_a_stored_page() -> None:
     )
 
 
-@pytest.mark.parametrize("page", ["/evil.example", "a/../b", "a//b", "a\x00b", "a\\b", "x" * 2000])
+@pytest.mark.parametrize(
+    "page", ["/evil.example", "a/../b", "a//b", "a\x00b", "\x00\x00", "a\\b", "x" * 2000]
+)
 def test_page_problem_refuses(page: str) -> None:
     assert page_problem(page)
 
@@ -202,6 +206,27 @@ def test_docusaurus_site_end_to_end(tmp_path: Path) -> None:
     first = out.read_bytes()
     out.unlink()
     assert _pack(root, tmp_path).read_bytes() == first
+
+
+def test_unpublished_docusaurus_pages_have_no_url(tmp_path: Path) -> None:
+    # Docusaurus's default exclude drops "_" files and folders (partials); drafts are left
+    # out of production builds. They stay searchable, without a link to a missing page.
+    root = _write(
+        tmp_path / "w",
+        {
+            "docusaurus.config.js": _DOCUSAURUS,
+            "content/_partial.md": "# Partial\n\ntext\n",
+            "content/_parts/x.md": "# X\n\ntext\n",
+            "content/draft.md": "---\ndraft: true\n---\n# Draft\n\ntext\n",
+            "content/live.md": "# Live\n\ntext\n",
+        },
+    )
+    assert _page_urls(_pack(root, tmp_path)) == {
+        "content/_partial.md": None,
+        "content/_parts/x.md": None,
+        "content/draft.md": None,
+        "content/live.md": "https://ex.org/proj/guide/live",
+    }
 
 
 def test_a_config_url_template_wins(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from scidx.index.safety import MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
 
 __all__ = [
     "URL_PLACEHOLDERS",
+    "UNPUBLISHED",
     "URL_SCHEMES",
     "UrlRenderer",
     "page_problem",
@@ -236,7 +237,8 @@ def url_parts(
       ``page_file`` value here.
 
     With a ``page`` (the published page path the packer stored for the source, e.g. ``intro``
-    or ``guide/`` for a Docusaurus page: :func:`page_problem` must have passed it), ``{path}``
+    or ``guide/`` for a Docusaurus page: :func:`page_problem` must have passed it; None for
+    :data:`UNPUBLISHED`), ``{path}``
     is that page path as published, ``{page}`` the same as a folder (a ``/`` added unless it
     ends with one or is empty) and the file form is the page path, ``index`` added to a
     folder.
@@ -259,6 +261,8 @@ def url_parts(
         if not source.startswith(root + "/"):
             return None
         source = source[len(root) + 1 :]
+    if page == UNPUBLISHED:
+        return None
     if page is not None:
         folder_form = page == "" or page.endswith("/")
         return {
@@ -286,6 +290,10 @@ def url_parts_encoded(
     return None if parts is None else {k: _quote(v, "/") for k, v in parts.items()}
 
 
+#: The ``source.page`` row of a source the generator does not publish (a Docusaurus partial
+#: ``_x.md``, a draft): it has no URL.
+UNPUBLISHED = "\x00"
+
 #: The longest stored page path (``source.page``); a real one is a few dozen characters.
 MAX_PAGE_CHARS = 1024
 _PAGE_BAD_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\\]")
@@ -297,11 +305,14 @@ def page_problem(page: object) -> str:
     A page path is relative to the template's base: at most :data:`MAX_PAGE_CHARS`
     characters, no control characters or ``\\``, no leading ``/`` (``/{path}`` would then
     start ``//host``: another site), and no empty, ``.`` or ``..`` segment; ``""`` is the
-    site's top page. Its value is percent-encoded when rendered, so ``:``, ``?`` and ``#``
-    cannot make a scheme, query or fragment.
+    site's top page; :data:`UNPUBLISHED` marks a page that is not published. Its value is
+    percent-encoded when rendered, so ``:``, ``?`` and ``#`` cannot make a scheme, query or
+    fragment.
     """
     if not isinstance(page, str):
         return f"is {type(page).__name__}, not a string"
+    if page == UNPUBLISHED:
+        return ""
     if len(page) > MAX_PAGE_CHARS:
         return f"is {len(page)} characters long, over {MAX_PAGE_CHARS}"
     bad = _PAGE_BAD_CHARS.search(page)

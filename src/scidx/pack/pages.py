@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from scidx.errors import ConfigError
-from scidx.index.urls import page_problem
+from scidx.index.urls import UNPUBLISHED, page_problem
 from scidx.pack.records import Record
 from scidx.pack.site import Site
 
@@ -118,8 +118,23 @@ def starlight_page(path: str, meta: Mapping[str, str]) -> str:
     return stem
 
 
+def _unpublished(site: Site, source: str, meta: Mapping[str, str]) -> bool:
+    """Whether the generator leaves the page out of the built site (it then has no URL).
+
+    Docusaurus's default ``exclude`` drops ``_``-prefixed files and folders (partials that
+    other pages import); Docusaurus and Starlight drop ``draft: true`` pages from production
+    builds.
+    """
+    draft = meta.get("draft", "").lower() == "true"
+    if site.pages == "docusaurus":
+        return draft or any(part.startswith("_") for part in source.split("/"))
+    return site.pages == "starlight" and draft
+
+
 def page_path(site: Site, source: str, meta: Mapping[str, str]) -> str:
     """``source``'s page path by ``site``'s rules, or ``""`` outside the docs folder.
+
+    :data:`~scidx.index.urls.UNPUBLISHED` for a page the generator does not publish.
 
     ``""`` for a source outside the docs folder is never shown: its URL is None anyway (it is
     outside ``sourceRoot``, which is the docs folder whenever pages are stored).
@@ -129,6 +144,8 @@ def page_path(site: Site, source: str, meta: Mapping[str, str]) -> str:
         if not source.startswith(docs + "/"):
             return ""
         source = source[len(docs) + 1 :]
+    if _unpublished(site, source, meta):
+        return UNPUBLISHED
     if site.pages == "docusaurus":
         page = docusaurus_page(source, meta, site.trailing_slash)
     elif site.pages == "vitepress":
