@@ -315,8 +315,8 @@ P = "staticcorpus.json"
         ),
         (
             {**BASE, "anchorStyle": "gitlab"},
-            f'{P}: "anchorStyle" must be "github" or "mkdocs", got "gitlab"; did you mean '
-            '"github"?',
+            f'{P}: "anchorStyle" must be "github" or "mkdocs" or "vitepress", got "gitlab"; '
+            'did you mean "github"?',
         ),
         (
             {**BASE, "model": "bert"},
@@ -444,7 +444,9 @@ def test_validation_messages(data: dict[str, Any], message: str, tmp_path: Path)
 
 def test_long_value_is_shortened(tmp_path: Path) -> None:
     message = err({**BASE, "anchorStyle": "x" * 200}, tmp_path)
-    assert message == (f'{P}: "anchorStyle" must be "github" or "mkdocs", got "{"x" * 76}...')
+    assert message == (
+        f'{P}: "anchorStyle" must be "github" or "mkdocs" or "vitepress", got "{"x" * 76}...'
+    )
 
 
 def test_url_template_literal_braces_ok(tmp_path: Path) -> None:

@@ -504,3 +504,37 @@ def test_llms_txt_links_use_the_stored_pages(tmp_path: Path) -> None:
     )
     text = build_llms_txt(_pack(root, tmp_path)).index
     assert "](https://ex.org/proj/guide/intro)" in text, text
+
+
+# ---- anchors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        # @mdit-vue/shared slugify (VitePress's default): runs of spaces and punctuation are one
+        # "-", a leading digit gets "_".
+        ("What's Next?", "what-s-next"),
+        ("Vite, Vue & Markdown Config", "vite-vue-markdown-config"),
+        ("Migration from VitePress 0.x", "migration-from-vitepress-0-x"),
+        ("1. Setup", "_1-setup"),
+        ("Café  Crème", "cafe-creme"),
+    ],
+)
+def test_vitepress_anchors(heading: str, anchor: str) -> None:
+    from scidx.pack.slug import make_slugger
+
+    assert make_slugger("vitepress").slug(heading) == anchor
+
+
+def test_vitepress_corpus_anchors(shared_dir: Path, tmp_path: Path) -> None:
+    # The default anchorStyle of a VitePress site is VitePress's own slugify.
+    page = "docs/en/reference/default-theme-nav.md"
+    root = shared_dir / "corpora" / "vitepress-docs-en"
+    cfg = config_from_dict({"include": [page], "output": str(tmp_path / "o.scidx")}, root=root)
+    assert cfg.anchor_style == "vitepress"
+    pack_docs(cfg, workers=1)
+    idx = scidx.load(tmp_path / "o.scidx")
+    anchors = {idx.chunk(i).anchor for i in range(len(idx))}
+    idx.close()
+    assert "customize-link-s-active-state" in anchors  # GitHub's would be "customize-links-..."

@@ -64,7 +64,7 @@ __all__ = [
 #: the budget split inside; 5: clean text in ``chunk.plain``, read by BM25 and the embedder
 #: instead of the Markdown; 6: the ``snippet.*`` offsets; 7: format 2, chunk texts compressed
 #: in ``text.*``; 8: generator flavours, no empty chunks, titles never empty: chunker 5;
-#: 9: ``source.page``, and URL templates derived from the generator's config).
+#: 9: ``source.page``, URL templates derived from the generator's config, VitePress anchors).
 PACKER_VERSION = "scidx-pack-9"
 
 

@@ -1,4 +1,4 @@
-"""Heading anchor slugs, as GitHub and MkDocs (Python-Markdown ``toc``) compute them.
+"""Heading anchor slugs, as GitHub, MkDocs (Python-Markdown ``toc``) and VitePress compute them.
 
 Both sluggers are per-document and stateful: they remember every slug they have handed out so
 that a repeated heading gets a unique anchor, exactly as the renderer would number it. Feed
@@ -15,7 +15,14 @@ import re
 import unicodedata
 from typing import Literal, Protocol
 
-__all__ = ["GithubSlugger", "MkdocsSlugger", "Slugger", "make_slugger"]
+__all__ = [
+    "GithubSlugger",
+    "MkdocsSlugger",
+    "Slugger",
+    "VitepressSlugger",
+    "make_slugger",
+    "vitepress_slugify",
+]
 
 # github-slugger strips the Unicode general categories No, Pc-less punctuation (Pd, Ps, Pe, Pi,
 # Pf, Po), all symbols, Cc, Co, Cf, Cn and separators (Zs, Zl, Zp), then puts back the
@@ -147,6 +154,40 @@ class GithubSlugger:
         self._occurrences.setdefault(anchor, 0)
 
 
+# @mdit-vue/shared's slugify, VitePress's default for heading anchors.
+_VITEPRESS_CONTROL = re.compile(r"[\u0000-\u001f]")
+_VITEPRESS_SPECIAL = re.compile(r"""[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:"'“”‘’<>,.?/]+""")
+_VITEPRESS_COMBINING = re.compile(r"[\u0300-\u036f]")
+
+
+def vitepress_slugify(text: str) -> str:
+    """Slugify ``text`` as VitePress does (``@mdit-vue/shared`` ``slugify``), no de-duplication.
+
+    NFKD with combining marks removed, control characters dropped, each run of spaces and
+    ASCII punctuation made one ``-``, ``-`` trimmed at both ends, a leading digit prefixed with
+    ``_``, lower-cased: ``What's Next?`` is ``what-s-next`` (GitHub: ``whats-next``).
+
+    Example:
+        >>> vitepress_slugify("Vite, Vue & Markdown Config")
+        'vite-vue-markdown-config'
+    """
+    text = _VITEPRESS_COMBINING.sub("", unicodedata.normalize("NFKD", text))
+    text = _VITEPRESS_SPECIAL.sub("-", _VITEPRESS_CONTROL.sub("", text))
+    text = re.sub(r"-{2,}", "-", text).strip("-")
+    return re.sub(r"^(\d)", r"_\1", text).lower()
+
+
+class VitepressSlugger(GithubSlugger):
+    """Anchors as VitePress renders them: :func:`vitepress_slugify`, duplicates ``-1``, ``-2``.
+
+    markdown-it-anchor numbers a repeated slug from 1, as github-slugger does.
+    """
+
+    def slug(self, text: str) -> str:
+        """Return the unique VitePress anchor for the heading text ``text``."""
+        return self.unique(vitepress_slugify(text))
+
+
 _MKDOCS_STRIP = re.compile(r"[^\w\s-]")
 _MKDOCS_SEP = re.compile(r"[-\s]+")
 _MKDOCS_IDCOUNT = re.compile(r"^(.*)_([0-9]+)$")
@@ -231,11 +272,12 @@ class MkdocsSlugger:
         self._ids.add(anchor)
 
 
-def make_slugger(style: Literal["github", "mkdocs"]) -> GithubSlugger | MkdocsSlugger:
+def make_slugger(style: Literal["github", "mkdocs", "vitepress"]) -> GithubSlugger | MkdocsSlugger:
     """Return a fresh per-document slugger for ``style``.
 
     Args:
-        style: ``"github"`` (github-slugger) or ``"mkdocs"`` (Python-Markdown ``toc``).
+        style: ``"github"`` (github-slugger), ``"mkdocs"`` (Python-Markdown ``toc``) or
+            ``"vitepress"``.
 
     Returns:
         A new, empty slugger.
@@ -247,4 +289,6 @@ def make_slugger(style: Literal["github", "mkdocs"]) -> GithubSlugger | MkdocsSl
         return GithubSlugger()
     if style == "mkdocs":
         return MkdocsSlugger()
-    raise ValueError(f"unknown anchor style {style!r}; use 'github' or 'mkdocs'")
+    if style == "vitepress":
+        return VitepressSlugger()
+    raise ValueError(f"unknown anchor style {style!r}; use 'github', 'mkdocs' or 'vitepress'")
