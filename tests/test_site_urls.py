@@ -538,3 +538,35 @@ def test_vitepress_corpus_anchors(shared_dir: Path, tmp_path: Path) -> None:
     anchors = {idx.chunk(i).anchor for i in range(len(idx))}
     idx.close()
     assert "customize-link-s-active-state" in anchors  # GitHub's would be "customize-links-..."
+
+
+def test_the_pack_summary_says_where_urls_come_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from support.cli import run
+
+    root = _write(
+        tmp_path / "w",
+        {
+            "docusaurus.config.js": _DOCUSAURUS,
+            "content/a.md": "# A\n\nx\n",
+            "staticcorpus.json": '{"include": ["content/**/*.md"], "output": "a.scidx"}',
+        },
+    )
+    code, out, _ = run(["pack-docs", "-c", str(root / "staticcorpus.json"), "-q"], capsys)
+    assert code == 0 and out == ""
+    code, out, _ = run(["pack-docs", "-c", str(root / "staticcorpus.json"), "--force"], capsys)
+    assert code == 0
+    assert (
+        "URLs: https://ex.org/proj/guide/{path}#{anchor} (derived from docusaurus.config.js; "
+        "page paths by docusaurus's rules)"
+    ) in out
+    (root / "docusaurus.config.js").write_text(_DOCUSAURUS.replace("'/proj/'", "BASE"))
+    code, out, _ = run(["pack-docs", "-c", str(root / "staticcorpus.json"), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)["urls"] == (
+        "none: `baseUrl` or the docs `routeBasePath` is not a plain string "
+        "(docusaurus.config.js); set urlTemplate in staticcorpus.json"
+    )
