@@ -369,7 +369,9 @@ def test_chunk_is_frozen_hashable_with_read_only_metadata() -> None:
 def test_bad_arguments_raise_config_error() -> None:
     with pytest.raises(ConfigError, match="max_chunk_chars must be a positive integer, got 0"):
         chunk_markdown("x", "a.md", max_chunk_chars=0)
-    with pytest.raises(ConfigError, match="anchor_style must be 'github', 'mkdocs' or 'vitepress'"):
+    with pytest.raises(
+        ConfigError, match="anchor_style must be 'github', 'mkdocs', 'vitepress' or 'docutils'"
+    ):
         chunk_markdown("x", "a.md", anchor_style="hugo")  # type: ignore[arg-type]
 
 

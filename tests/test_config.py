@@ -315,8 +315,8 @@ P = "staticcorpus.json"
         ),
         (
             {**BASE, "anchorStyle": "gitlab"},
-            f'{P}: "anchorStyle" must be "github" or "mkdocs" or "vitepress", got "gitlab"; '
-            'did you mean "github"?',
+            f'{P}: "anchorStyle" must be "github" or "mkdocs" or "vitepress" or "docutils", '
+            'got "gitlab"; did you mean "github"?',
         ),
         (
             {**BASE, "model": "bert"},
@@ -445,7 +445,8 @@ def test_validation_messages(data: dict[str, Any], message: str, tmp_path: Path)
 def test_long_value_is_shortened(tmp_path: Path) -> None:
     message = err({**BASE, "anchorStyle": "x" * 200}, tmp_path)
     assert message == (
-        f'{P}: "anchorStyle" must be "github" or "mkdocs" or "vitepress", got "{"x" * 76}...'
+        f'{P}: "anchorStyle" must be "github" or "mkdocs" or "vitepress" or "docutils", '
+        f'got "{"x" * 76}...'
     )
 
 
@@ -807,5 +808,5 @@ def test_generator_is_detected_and_can_be_set(tmp_path: Path) -> None:
     detected = config_from_dict(BASE, root=tmp_path)
     assert (detected.generator, detected.anchor_style) == ("mkdocs", "mkdocs")
     chosen = config_from_dict({**BASE, "generator": "myst"}, root=tmp_path)
-    assert (chosen.generator, chosen.anchor_style) == ("myst", "github")
+    assert (chosen.generator, chosen.anchor_style) == ("myst", "docutils")
     assert err({**BASE, "generator": "mkdoc"}, tmp_path).endswith('did you mean "mkdocs"?')

@@ -570,3 +570,35 @@ def test_the_pack_summary_says_where_urls_come_from(
         "none: `baseUrl` or the docs `routeBasePath` is not a plain string "
         "(docusaurus.config.js); set urlTemplate in staticcorpus.json"
     )
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        # docutils.nodes.make_id, the primary id Sphinx gives every section (MyST's
+        # myst_heading_anchors slugs are extra ids, only to its depth).
+        ("Directives - a block-level extension point", "directives-a-block-level-extension-point"),
+        ("1. Intro", "intro"),
+        ("C++ API & Café", "c-api-cafe"),
+        ("Straße", "strasze"),
+        ("日本語", "id1"),  # no ASCII left: docutils' automatic id
+    ],
+)
+def test_docutils_anchors(heading: str, anchor: str) -> None:
+    from scidx.pack.slug import make_slugger
+
+    assert make_slugger("docutils").slug(heading) == anchor
+
+
+def test_myst_corpus_anchors(shared_dir: Path, tmp_path: Path) -> None:
+    # conf.py sets myst_heading_anchors = 2: an H3 has only its docutils id on the page, so
+    # the default anchors of a MyST site are docutils ids (valid for every level).
+    page = "docs/syntax/roles-and-directives.md"
+    root = shared_dir / "corpora" / "myst-parser-docs"
+    cfg = config_from_dict({"include": [page], "output": str(tmp_path / "o.scidx")}, root=root)
+    assert cfg.anchor_style == "docutils"
+    pack_docs(cfg, workers=1)
+    idx = scidx.load(tmp_path / "o.scidx")
+    anchors = {idx.chunk(i).anchor for i in range(len(idx))}
+    idx.close()
+    assert "directives-a-block-level-extension-point" in anchors  # GitHub: "directives---a-..."

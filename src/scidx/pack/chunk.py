@@ -349,7 +349,7 @@ def chunk_markdown(
     source: str,
     *,
     max_chunk_chars: int = 1500,
-    anchor_style: Literal["github", "mkdocs", "vitepress"] = "github",
+    anchor_style: Literal["github", "mkdocs", "vitepress", "docutils"] = "github",
     generator: str = "commonmark",
 ) -> list[Chunk]:
     """Split one Markdown document into section chunks (see the module docstring for the rules).
@@ -358,7 +358,7 @@ def chunk_markdown(
         text: the decoded file content (any ``str``; BOM and CRLF are normalised).
         source: the file's path relative to the corpus root, ``/`` separators; used in ids.
         max_chunk_chars: budget for a chunk's text; larger sections are split between blocks.
-        anchor_style: ``"github"``, ``"mkdocs"`` or ``"vitepress"`` anchors.
+        anchor_style: ``"github"``, ``"mkdocs"``, ``"vitepress"`` or ``"docutils"`` anchors.
         generator: The docs generator whose syntax the text uses (see
             :mod:`scidx.pack.flavours`); ``.mdx`` sources are MDX under every generator.
 
@@ -376,9 +376,10 @@ def chunk_markdown(
     """
     if not isinstance(max_chunk_chars, int) or max_chunk_chars < 1:
         raise ConfigError(f"max_chunk_chars must be a positive integer, got {max_chunk_chars!r}")
-    if anchor_style not in ("github", "mkdocs", "vitepress"):
+    if anchor_style not in ("github", "mkdocs", "vitepress", "docutils"):
         raise ConfigError(
-            f"anchor_style must be 'github', 'mkdocs' or 'vitepress', got {anchor_style!r}"
+            "anchor_style must be 'github', 'mkdocs', 'vitepress' or 'docutils', got "
+            f"{anchor_style!r}"
         )
 
     norm = normalize_source(text)

@@ -57,13 +57,14 @@ CONFIG_FILENAME = "staticcorpus.json"
 
 # A built-in provider ("hashing", "openai", "local") or a plugin's name (scidx.embedders).
 Provider = str
-AnchorStyle = Literal["github", "mkdocs", "vitepress"]
+AnchorStyle = Literal["github", "mkdocs", "vitepress", "docutils"]
 
 PROVIDERS = ("hashing", "openai", "local")
 DEFAULT_MODELS = {"hashing": "hashing-v2", "openai": OPENAI_DEFAULT_MODEL}
 # Keys that only the local provider reads.
 _LOCAL_KEYS = ("threads", "maxTokens", "allowDownload")
-ANCHOR_STYLES = ("github", "mkdocs", "vitepress")
+ANCHOR_STYLES = ("github", "mkdocs", "vitepress", "docutils")
+_DEFAULT_ANCHORS = {"mkdocs": "mkdocs", "vitepress": "vitepress", "myst": "docutils"}
 # Full vector lengths of the OpenAI models scidx knows (from the one model table).
 OPENAI_NATIVE_DIMENSIONS = {model: info.native_dimensions for model, info in OPENAI_MODELS.items()}
 
@@ -130,8 +131,8 @@ class Config:
             ``local``: a model folder (relative to ``root``) or a Hugging Face model id.
         dimensions: Vector dimensions; 0 for ``local`` and plugins means the model's own.
         max_chunk_chars: Upper bound on a chunk's Markdown length.
-        anchor_style: Heading-slug flavour, ``"github"``, ``"mkdocs"`` or ``"vitepress"``
-            (default: the generator's own, ``"github"`` for the others).
+        anchor_style: Heading-slug flavour, ``"github"``, ``"mkdocs"``, ``"vitepress"`` or
+            ``"docutils"`` (default: the generator's own, ``"github"`` for the others).
         generator: The docs generator whose Markdown syntax the inputs use (one of
             :data:`~scidx.pack.flavours.GENERATORS`); ``config_from_dict`` detects it from the
             generator's config file (:func:`~scidx.pack.flavours.detect.detect_generator`).
@@ -532,8 +533,9 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     timeout = _timeout(data, check)
 
     generator = check.choice("generator", GENERATORS, "") or detect_generator(root)
-    # Each generator's own heading slugs (Docusaurus and Starlight use github-slugger).
-    default_anchors = generator if generator in ("mkdocs", "vitepress") else "github"
+    # Each generator's own heading ids (Docusaurus and Starlight use github-slugger; Sphinx
+    # gives every MyST heading its docutils id).
+    default_anchors = _DEFAULT_ANCHORS.get(generator, "github")
     anchor_style = cast(AnchorStyle, check.choice("anchorStyle", ANCHOR_STYLES, default_anchors))
     vectors = check.choice("vectors", ENCODINGS, DEFAULT_ENCODING)
     snippet_offsets = data.get("snippetOffsets", True)

@@ -1,4 +1,4 @@
-"""Heading anchor slugs, as GitHub, MkDocs (Python-Markdown ``toc``) and VitePress compute them.
+"""Heading anchor slugs as GitHub, MkDocs (``toc``), VitePress and docutils (Sphinx) make them.
 
 Both sluggers are per-document and stateful: they remember every slug they have handed out so
 that a repeated heading gets a unique anchor, exactly as the renderer would number it. Feed
@@ -16,10 +16,12 @@ import unicodedata
 from typing import Literal, Protocol
 
 __all__ = [
+    "DocutilsSlugger",
     "GithubSlugger",
     "MkdocsSlugger",
     "Slugger",
     "VitepressSlugger",
+    "docutils_make_id",
     "make_slugger",
     "vitepress_slugify",
 ]
@@ -188,6 +190,53 @@ class VitepressSlugger(GithubSlugger):
         return self.unique(vitepress_slugify(text))
 
 
+# docutils.nodes.make_id: letters that NFKD does not reduce to ASCII, mapped as docutils does.
+_DOCUTILS_LETTERS = str.maketrans(
+    {"ß": "sz", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ħ": "h", "ı": "i", "ł": "l"}
+    | {"ŀ": "l", "ŧ": "t", "ƀ": "b", "ƈ": "c", "ɗ": "d", "ȷ": "j", "þ": "th", "ð": "d"}
+)
+
+
+def docutils_make_id(text: str) -> str:
+    """``docutils.nodes.make_id``: the id Sphinx gives a section (MyST headings included).
+
+    Lower-cased, a few letters spelled out (``ß`` → ``sz``), NFKD reduced to ASCII, each run
+    of other characters one ``-``, leading digits and hyphens and trailing hyphens removed:
+    ``1. Directives - a block-level extension`` is ``directives-a-block-level-extension``.
+
+    Example:
+        >>> docutils_make_id("C++ API & Café")
+        'c-api-cafe'
+    """
+    text = text.lower().translate(_DOCUTILS_LETTERS)
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^a-z0-9]+", "-", " ".join(text.split()))
+    return re.sub(r"^[-0-9]+|-+$", "", text)
+
+
+class DocutilsSlugger(GithubSlugger):
+    """Section ids as Sphinx writes them: :func:`docutils_make_id`, always the primary HTML id.
+
+    MyST's ``myst_heading_anchors`` slugs are extra ids, and only to its configured depth; the
+    docutils id exists for every heading. A title whose id is empty or already taken gets the
+    automatic ``id1``, ``id2``, ... (docutils numbers these per document, so a page with other
+    automatic ids may number them differently).
+    """
+
+    def __init__(self) -> None:
+        """Create an empty slugger for one document."""
+        super().__init__()
+        self._auto = 0
+
+    def slug(self, text: str) -> str:
+        """Return the section id of the heading text ``text``."""
+        made = docutils_make_id(text)
+        while not made or made in self._occurrences:
+            self._auto += 1
+            made = f"id{self._auto}"
+        return self.unique(made)
+
+
 _MKDOCS_STRIP = re.compile(r"[^\w\s-]")
 _MKDOCS_SEP = re.compile(r"[-\s]+")
 _MKDOCS_IDCOUNT = re.compile(r"^(.*)_([0-9]+)$")
@@ -272,12 +321,14 @@ class MkdocsSlugger:
         self._ids.add(anchor)
 
 
-def make_slugger(style: Literal["github", "mkdocs", "vitepress"]) -> GithubSlugger | MkdocsSlugger:
+def make_slugger(
+    style: Literal["github", "mkdocs", "vitepress", "docutils"],
+) -> GithubSlugger | MkdocsSlugger:
     """Return a fresh per-document slugger for ``style``.
 
     Args:
-        style: ``"github"`` (github-slugger), ``"mkdocs"`` (Python-Markdown ``toc``) or
-            ``"vitepress"``.
+        style: ``"github"`` (github-slugger), ``"mkdocs"`` (Python-Markdown ``toc``),
+            ``"vitepress"`` or ``"docutils"`` (Sphinx section ids).
 
     Returns:
         A new, empty slugger.
@@ -291,4 +342,8 @@ def make_slugger(style: Literal["github", "mkdocs", "vitepress"]) -> GithubSlugg
         return MkdocsSlugger()
     if style == "vitepress":
         return VitepressSlugger()
-    raise ValueError(f"unknown anchor style {style!r}; use 'github', 'mkdocs' or 'vitepress'")
+    if style == "docutils":
+        return DocutilsSlugger()
+    raise ValueError(
+        f"unknown anchor style {style!r}; use 'github', 'mkdocs', 'vitepress' or 'docutils'"
+    )
