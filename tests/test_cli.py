@@ -414,3 +414,27 @@ def test_an_unwritable_output_is_refused_before_any_work(
     assert code == 3, (out, err)
     assert err.startswith("error: cannot write /sys/docs.scidx: the folder /sys does not take")
     assert "nothing was read or embedded" in err and "scanned" not in out + err
+
+
+def test_readme_quickstart_finds_its_answer_and_nothing_for_nonsense(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's quickstart, run as written (in a copy), and its nonsense line."""
+    import shutil
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pack = re.search(r"toolup-rag pack-docs --config (\S+)", readme)
+    search = re.search(r'toolup-rag search (\S+) "([^"]+)"\n', readme)
+    nonsense = re.search(r'toolup-rag search \S+ "([^"]+)"` prints `no results`', readme)
+    assert pack and search and nonsense, "the README quickstart lost its commands"
+    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
+    shutil.copy(ROOT / pack.group(1), tmp_path / pack.group(1))
+    code, _, err = run(["pack-docs", "--config", str(tmp_path / pack.group(1)), "-q"], capsys)
+    assert code == 0, err
+    index = str(tmp_path / search.group(1))
+    code, out, err = run(["search", index, search.group(2), "--json"], capsys)
+    assert code == 0 and json.loads(out), err
+    assert json.loads(out)[0]["id"] == "fixtures/docs/recipes.md:ship-nginx-logs:0"
+    for mode in ("keyword", "vector", "hybrid"):
+        code, out, err = run(["search", index, nonsense.group(1), "--mode", mode], capsys)
+        assert (code, out.strip()) == (0, "no results"), (mode, err)
