@@ -22,6 +22,7 @@ import pytest
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import DatabaseError
 from scidx.evaluation.metrics import mean_metrics
+from scidx.index.bm25 import query_terms, term_hash
 from scidx.index.index import Index, load_bytes
 from scidx.index.retrieval import IndexRetriever, RetrievalRequest
 from scidx.pack.packer import pack_docs, pack_records
@@ -150,7 +151,7 @@ def test_export_writes_rows_indexes_and_stamp(pg: PgServer) -> None:
                 "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 't_export_postings'"
             )
         }
-        assert "(term_id, doc) INCLUDE (tf, dl)" in postings["t_export_postings_pkey"]
+        assert "(term_id, doc) INCLUDE (impact)" in postings["t_export_postings_pkey"]
         comments = dict(
             conn.execute(
                 "SELECT relname::text, obj_description(oid, 'pg_class') FROM pg_class "
@@ -218,6 +219,36 @@ def test_reexport_after_an_edit_writes_only_the_changed_rows(pg: PgServer) -> No
     with psycopg.connect(pg.dsn) as conn:
         terms = conn.execute("SELECT count(*) FROM t_edit_terms").fetchone()
     assert terms == (len(v2._live().corpus.bm25.term_hash),)
+
+
+def test_an_edit_that_keeps_the_corpus_statistics_recomputes_only_its_terms(
+    pg: PgServer,
+) -> None:
+    # Same chunk count and lengths (N, avgdl unchanged), one word swapped: only the impacts of
+    # the terms whose df (so idf) moved are recomputed, and ranking still equals the file's.
+    v1 = _pack(_records())
+    export_index(v1, pg.dsn, table="t_swap")
+    texts = list(TEXTS)
+    texts[3] = texts[3].replace("expired", "kubernetes")
+    v2 = _pack(_records(texts))
+    assert v2.meta["bm25"]["avgdl"] == v1.meta["bm25"]["avgdl"]
+    with psycopg.connect(pg.dsn) as conn:
+        sql = (
+            "SELECT t.term_hash, p.doc, p.xmin::text FROM t_swap_postings p "
+            "JOIN t_swap_terms t USING (term_id)"
+        )
+        before = {(h, d): x for h, d, x in conn.execute(sql).fetchall()}
+    report = export_index(v2, pg.dsn, table="t_swap")
+    assert not report.full and report.rows_written == 1
+    with psycopg.connect(pg.dsn) as conn:
+        after = {(h, d): x for h, d, x in conn.execute(sql).fetchall()}
+    moved = {h for (h, d), x in after.items() if before.get((h, d)) != x}
+    kube = int(np.uint64(term_hash(query_terms("kubernetes")[0])).view(np.int64))
+    assert kube in moved and len(moved) < len({h for h, _ in after}) / 2
+    with PostgresRetriever(pg.dsn, table="t_swap") as r:
+        for q in ("kubernetes pod", "uploads fail", "access denied credentials"):
+            request = RetrievalRequest(q, k=8, mode="keyword")
+            assert _pg_matches(r, request) == _file_matches(v2, request)
 
 
 def test_a_different_embedding_model_rebuilds_the_table(pg: PgServer) -> None:

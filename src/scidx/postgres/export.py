@@ -18,7 +18,9 @@ Contract:
   keyword queries read the postings by index-only scans.
 * **Incremental export** (same layout): rows are compared by ``row_hash`` (xxh3 of everything
   stored for the chunk); new chunks are inserted, changed ones updated and removed ones deleted,
-  unchanged rows are not touched. Term rows whose document frequency changed are rewritten.
+  unchanged rows are not touched. Term rows whose document frequency changed are rewritten,
+  and the postings' stored BM25 impacts are recomputed in SQL where the corpus statistics moved
+  them (every posting when N or avgdl changed; otherwise those of the rewritten terms).
   An index whose content hash equals the exported one is up to date: nothing is written.
 * **Keyword parity.** Term frequencies are recovered from the file's BM25 impacts (or its text)
   and checked to reproduce those impacts bit for bit before anything is written
@@ -44,7 +46,13 @@ import xxhash
 
 from scidx.errors import CorruptIndexError, DatabaseError
 from scidx.postgres.connection import TableNames, connect, database_error, describe_dsn
-from scidx.postgres.postings import FilePostings, Postings, file_postings, term_frequencies
+from scidx.postgres.postings import (
+    FilePostings,
+    Postings,
+    file_postings,
+    impacts_of,
+    term_frequencies,
+)
 from scidx.postgres.schema import (
     HNSW_MAX_DIMENSIONS,
     HNSW_MAX_HALF_DIMENSIONS,
@@ -439,6 +447,8 @@ _POSTING = np.dtype(
         ("tf", ">f8"),
         ("l4", ">i4"),
         ("dl", ">i4"),
+        ("l5", ">i4"),
+        ("impact", ">f4"),
     ]
 )
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
@@ -456,7 +466,10 @@ def _copy_postings(
 
     p = changes.postings
     total = int(p.term.shape[0])
-    stmt = sql.SQL("COPY {} (term_id, doc, tf, dl) FROM STDIN (FORMAT BINARY{})").format(
+    # The file's own impacts (float32), recomputed as the packer does and already checked
+    # equal to the stored ones by `term_frequencies`.
+    impacts = impacts_of(changes.fp, p.term, p.row, p.tf)
+    stmt = sql.SQL("COPY {} (term_id, doc, tf, dl, impact) FROM STDIN (FORMAT BINARY{})").format(
         target, sql.SQL(", FREEZE" if freeze else "")
     )
     with conn.cursor() as cur, cur.copy(stmt) as copy:
@@ -465,13 +478,14 @@ def _copy_postings(
             stop = min(start + _COPY_BLOCK, total)
             rows = p.row[start:stop]
             block = np.empty(stop - start, dtype=_POSTING)
-            block["n"] = 4
-            block["l1"] = block["l2"] = block["l4"] = 4
+            block["n"] = 5
+            block["l1"] = block["l2"] = block["l4"] = block["l5"] = 4
             block["l3"] = 8
             block["term"] = changes.term_ids[p.term[start:stop]]
             block["doc"] = changes.docs[rows]
             block["tf"] = p.tf[start:stop]
             block["dl"] = changes.fp.doc_len[rows]
+            block["impact"] = impacts[start:stop]
             copy.write(block.tobytes())
         copy.write(b"\xff\xff")
     return total
@@ -595,8 +609,8 @@ def export_index(
                 gone = [current[cid][0] for cid in removed]
                 gone += [current[rows.ids[i]][0] for i in write.tolist() if rows.ids[i] in current]
                 _write_incremental(conn, names, changes, gone)
-                report.terms_written, report.terms_deleted = _write_terms_incremental(
-                    conn, names, file_terms, term_ids, fp, known
+                report.terms_written, report.terms_deleted = _update_terms(
+                    conn, names, changes, known, old
                 )
             else:
                 report.full = True
@@ -858,7 +872,7 @@ def _build_indexes(
     conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
     # Term order, then rows: the keyword query reads each query term's run of this index.
     conn.execute(
-        sql.SQL("ALTER TABLE {} ADD PRIMARY KEY (term_id, doc) INCLUDE (tf, dl)").format(
+        sql.SQL("ALTER TABLE {} ADD PRIMARY KEY (term_id, doc) INCLUDE (impact)").format(
             _ident(s, f"{load}_postings")
         )
     )
@@ -942,6 +956,24 @@ def _write_incremental(
     _copy_postings(conn, postings, changes)
 
 
+def _update_terms(
+    conn: psycopg.Connection[Any],
+    names: TableNames,
+    changes: _Changes,
+    known: dict[int, tuple[int, int, float]],
+    old: Mapping[str, Any] | None,
+) -> tuple[int, int]:
+    """The term rows and the impacts an incremental export moved; returns the terms' counts."""
+    fp = changes.fp
+    changed, deleted = _write_terms_incremental(
+        conn, names, fp.term_hash.view(np.int64), changes.term_ids, fp, known
+    )
+    stats = {"chunks": len(changes.rows.ids), "avgdl": _avgdl(changes.index)}
+    moved = old is None or old.get("stats") != stats
+    _refresh_impacts(conn, names, fp, None if moved else changed)
+    return len(changed), deleted
+
+
 def _write_terms_incremental(
     conn: psycopg.Connection[Any],
     names: TableNames,
@@ -949,8 +981,11 @@ def _write_terms_incremental(
     term_ids: npt.NDArray[np.int64],
     fp: FilePostings,
     known: dict[int, tuple[int, int, float]],
-) -> tuple[int, int]:
-    """Upsert term rows whose df or idf changed, delete terms no chunk has; returns the counts.
+) -> tuple[list[int], int]:
+    """Upsert term rows whose df or idf changed, delete terms no chunk has.
+
+    Returns:
+        The term ids of the upserted rows, and how many terms were deleted.
 
     Every idf changes when the chunk count does, so adding or removing chunks rewrites the term
     table (one small row per term); editing chunks rewrites only the terms whose df moved.
@@ -982,7 +1017,35 @@ def _write_terms_incremental(
                 "idf = EXCLUDED.idf"
             ).format(target)
         )
-    return len(changed), len(gone)
+    return [row[1] for row in changed], len(gone)
+
+
+def _refresh_impacts(
+    conn: psycopg.Connection[Any], names: TableNames, fp: FilePostings, terms: list[int] | None
+) -> None:
+    """Recompute ``impact`` from ``tf`` and ``dl`` where the corpus statistics moved it.
+
+    ``terms``: the terms whose idf changed (``None``: N or avgdl changed, so every posting's
+    impact did). The file's formula operation for operation in float8, rounded to float4 as
+    the packer rounds it (:func:`scidx.postgres.postings.impacts_of`), so the sums stay the
+    file's scores bit for bit.
+    """
+    from psycopg import sql
+
+    if terms is not None and not terms:
+        return
+    conn.execute(
+        sql.SQL(
+            "UPDATE {} p SET impact = ((t.idf * p.tf * (%(k1)s + 1)) / (p.tf + %(k1)s * "
+            "((1 - %(b)s) + %(b)s * p.dl::float8 / %(avgdl)s)))::real FROM {} t "
+            "WHERE t.term_id = p.term_id{}"
+        ).format(
+            _ident(names.schema, names.postings),
+            _ident(names.schema, names.terms),
+            sql.SQL("" if terms is None else " AND p.term_id = ANY(%(terms)s::int4[])"),
+        ),
+        {"k1": float(fp.k1), "b": float(fp.b), "avgdl": float(fp.avgdl), "terms": terms},
+    )
 
 
 def _write_meta(

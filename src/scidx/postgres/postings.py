@@ -36,7 +36,7 @@ from scidx.index.bm25 import hash_fields
 if TYPE_CHECKING:
     from scidx.index.index import Index
 
-__all__ = ["FilePostings", "Postings", "file_postings", "term_frequencies"]
+__all__ = ["FilePostings", "Postings", "file_postings", "impacts_of", "term_frequencies"]
 
 _I64 = npt.NDArray[np.int64]
 _F64 = npt.NDArray[np.float64]
@@ -107,8 +107,12 @@ class Postings:
     tf: _F64
 
 
-def _impacts(fp: FilePostings, term: _I64, row: _I64, tf: _F64) -> npt.NDArray[np.float32]:
-    # The packer's formula, operation for operation (scidx.index.bm25), so equality is exact.
+def impacts_of(fp: FilePostings, term: _I64, row: _I64, tf: _F64) -> npt.NDArray[np.float32]:
+    """The float32 BM25 impact of each posting (file term ``term``, file row ``row``, ``tf``).
+
+    The packer's formula, operation for operation (:mod:`scidx.index.bm25`), so equality with
+    the file's stored impacts is exact.
+    """
     df = fp.df.astype(np.float64)
     idf = np.log1p((fp.n - df + 0.5) / (df + 0.5))
     norm = fp.k1 * (1.0 - fp.b + fp.b * fp.doc_len[row].astype(np.float64) / fp.avgdl)
@@ -126,7 +130,7 @@ def _invert(fp: FilePostings, sel: _I64) -> tuple[_F64, npt.NDArray[np.bool_]]:
         tf = np.rint(w * norm / (idf * (fp.k1 + 1.0) - w))
     bad_posting = ~np.isfinite(tf) | (tf < 1)
     tf[bad_posting] = 1.0
-    bad_posting |= _impacts(fp, term, row, tf) != fp.weight[sel]
+    bad_posting |= impacts_of(fp, term, row, tf) != fp.weight[sel]
     bad = np.zeros(fp.n, dtype=bool)
     bad[row[bad_posting]] = True
     sums = np.bincount(row, weights=tf, minlength=fp.n)
@@ -247,6 +251,6 @@ def _tokenised(
     order = np.argsort(f_key, kind="stable")
     if not np.array_equal(f_key[order], ukey):
         raise _corrupt(index, "the postings of some chunks differ from their tokenised text")
-    if not np.array_equal(_impacts(fp, post_term, post_row, tf), fp.weight[sel][order]):
+    if not np.array_equal(impacts_of(fp, post_term, post_row, tf), fp.weight[sel][order]):
         raise _corrupt(index, "the stored BM25 impacts differ from those of the chunk text")
     return post_term, post_row, tf

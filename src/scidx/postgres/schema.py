@@ -20,8 +20,8 @@ Four tables per export, named after ``--table`` (default ``scidx_chunks``)::
       heading_key   text                           casefolded title + headings (heading filter)
       row_hash      int8                           xxh3 of the row's content (incremental export)
 
-    <table>_postings  term_id int4, doc int4, tf float8, dl int4;
-                      PRIMARY KEY (term_id, doc) INCLUDE (tf, dl), rows in term order
+    <table>_postings  term_id int4, doc int4, tf float8, dl int4, impact float4;
+                      PRIMARY KEY (term_id, doc) INCLUDE (impact), rows in term order
     <table>_terms     term_hash int8 PRIMARY KEY (xxh3_64 of the term, as in the file),
                       term_id int4 UNIQUE, df int4, idf float8 (numpy's log1p, as the
                       packer computes it: SQL has no log1p, and ln(1 + x) differs in the last
@@ -38,10 +38,12 @@ No btree indexes any text a user controls (ids, sources): a btree entry must fit
 page (2,704 bytes), and a packer accepts longer ids. Lookups by id or source use hash indexes,
 which store a 4-byte hash whatever the key's length.
 
-Why term frequencies and not BM25 impacts: an impact depends on the corpus (N, df, avgdl), so
-any edit would change every stored posting; term frequencies change only with their chunk, so an
-incremental export rewrites only the edited chunks' postings, and a query applies the file's
-formula (:mod:`scidx.index.bm25`) with the current N, df and avgdl to its terms' postings only.
+Why both term frequencies and BM25 impacts: a keyword query sums ``impact``, the file's float32
+impact of the posting bit for bit (read from the primary key alone, an index-only scan; applying
+the BM25 formula per posting in SQL cost ~10x more at 100k chunks). An impact depends on the
+corpus (N, df, avgdl), so an incremental export that changes those statistics recomputes every
+``impact`` in SQL from ``tf`` and ``dl`` with the file's formula (one ``UPDATE``); the chunk rows,
+vectors and the other postings' ``tf``/``dl`` are still written only for the edited chunks.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ __all__ = [
     "read_meta",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: pgvector's HNSW limits: ``vector`` 2,000 dimensions, ``halfvec`` 4,000, ``bit`` 64,000.
 HNSW_MAX_DIMENSIONS = 2000
@@ -137,7 +139,7 @@ def create_side_tables_sql(schema: str, table: str) -> list[sql.Composed]:
         # No primary key yet: it is built after the load (one sort instead of per-row inserts).
         sql.SQL(
             "CREATE TABLE {}.{} (term_id int4 NOT NULL, doc int4 NOT NULL, tf float8 NOT NULL, "
-            "dl int4 NOT NULL)"
+            "dl int4 NOT NULL, impact float4 NOT NULL)"
         ).format(s, sql.Identifier(f"{table}_postings")),
         sql.SQL(
             "CREATE TABLE {}.{} (term_hash int8 PRIMARY KEY, term_id int4 NOT NULL UNIQUE, "
