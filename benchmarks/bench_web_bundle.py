@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gzip
+import hashlib
 import http.server
 import json
 import os
@@ -88,6 +89,14 @@ QUERIES = {
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
+    """A static host as a CDN serves one: cache headers, and text files gzipped on the wire.
+
+    ``compress`` False: every file as it is on disk (``python -m http.server``). The ``.bin``
+    files are gzip members already and are sent as they are either way.
+    """
+
+    compress = True
+
     def end_headers(self) -> None:
         name = self.path.split("?", 1)[0]
         mutable = name.endswith(("/", ".html", MANIFEST_NAME))
@@ -95,13 +104,46 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", cache)
         super().end_headers()
 
+    def do_GET(self) -> None:
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        wants = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (self.compress and wants and path.suffix in TEXT_TYPES and path.is_file()):
+            super().do_GET()
+            return
+        body = path.read_bytes()
+        etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
+        if self.headers.get("If-None-Match") == etag:
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.end_headers()
+            return
+        data = gzip.compress(body, 6, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", TEXT_TYPES[path.suffix])
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("ETag", etag)
+        self.end_headers()
+        self.wfile.write(data)
+
     def log_message(self, format: str, *args: Any) -> None:
         return None
 
 
-def _serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+TEXT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+}
+
+
+def _serve(folder: Path, compress: bool = True) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = type("Handler", (_Handler,), {"compress": compress})
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder))
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(folder))
     )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
@@ -116,11 +158,24 @@ def _chromium() -> str:
 
 
 _WATCH = """() => {
-  window.__keys = []; window.__done = null;
+  window.__keys = []; window.__done = null; window.__frame = null;
   document.addEventListener('input', () => window.__keys.push(performance.now()), true);
   new MutationObserver(() => {
-    if (document.querySelector('#results section.page')) window.__done = performance.now();
+    if (window.__done === null && document.querySelector('#results section.page')) {
+      window.__done = performance.now();
+      requestAnimationFrame(() => { window.__frame = performance.now(); });
+    }
   }).observe(document.getElementById('results'), { childList: true, subtree: true });
+}"""
+
+# The page's User Timing marks after the last key (the reader's and search.js's own).
+_TIMELINE = """() => {
+  const key = window.__keys[window.__keys.length - 1];
+  const at = (name) => {
+    const m = performance.getEntriesByName(name).filter((e) => e.startTime >= key);
+    return m.length ? m[m.length - 1].startTime - key : null;
+  };
+  return { ranked: at('scidx:ranked'), fetched: at('scidx:fetched'), results: at('scidx:results') };
 }"""
 
 
@@ -148,8 +203,8 @@ def _type(page: Any, seen: list[Any], query: str) -> dict[str, float]:
     """Put ``query`` in the box (replacing what is there); bytes and ms until its results."""
     seen.clear()
     page.evaluate(
-        "() => { window.__keys = []; window.__done = null; "
-        "document.getElementById('results').textContent = ''; }"
+        "() => { window.__keys = []; window.__done = null; window.__frame = null; "
+        "performance.clearMarks(); document.getElementById('results').textContent = ''; }"
     )
     box = page.locator("#q")
     box.fill(query)  # one input event: the bytes of this query alone, not of its prefixes
@@ -158,12 +213,22 @@ def _type(page: Any, seen: list[Any], query: str) -> dict[str, float]:
         arg=query,
     )
     page.wait_for_load_state("networkidle")
-    keys, done = page.evaluate("() => [window.__keys, window.__done]")
+    page.wait_for_function("() => window.__frame !== null")
+    keys, done, frame = page.evaluate("() => [window.__keys, window.__done, window.__frame]")
+    marks = page.evaluate(_TIMELINE)
     responses = [r for r in seen if r is not None]
+    nan = float("nan")
+
+    def since(mark: str) -> float:
+        return float(marks[mark]) if marks[mark] is not None else nan
+
     return {
         "queryBytes": _sized(responses),
         "requests": len(responses),
-        "ms": (done - keys[-1]) if done is not None and keys else float("nan"),
+        "ms": (done - keys[-1]) if done is not None and keys else nan,
+        "frameMs": (frame - keys[-1]) if frame is not None and keys else nan,
+        "rankedMs": since("ranked"),
+        "allMs": since("results"),
     }
 
 
@@ -210,7 +275,7 @@ def _docs(args: argparse.Namespace) -> dict[str, Any]:
     reader = (bundle / manifest["reader"]).read_bytes()
     shards = sorted((bundle / name).stat().st_size for _, name in manifest["shards"])
     frags = sorted(p.stat().st_size for p in (bundle / "pages").iterdir())
-    server, url = _serve(bundle)
+    server, url = _serve(bundle, compress=not args.plain)
     out: dict[str, Any] = {
         "index": str(index.name),
         "indexBytes": index.stat().st_size,
@@ -238,7 +303,15 @@ def _docs(args: argparse.Namespace) -> dict[str, Any]:
                 out["rows"][words] = {
                     kind: {
                         key: statistics.median(r[key] for r in got)
-                        for key in ("pageBytes", "queryBytes", "requests", "ms")
+                        for key in (
+                            "pageBytes",
+                            "queryBytes",
+                            "requests",
+                            "ms",
+                            "frameMs",
+                            "rankedMs",
+                            "allMs",
+                        )
                     }
                     | {"queryBytesMax": max(r["queryBytes"] for r in got)}
                     for kind, got in rows.items()
@@ -337,6 +410,9 @@ def main() -> None:
     parser.add_argument("--index", help="use this .scidx instead of packing the corpus")
     parser.add_argument("--scifact", action="store_true", help="keyword parity, every query")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--plain", action="store_true", help="serve files as on disk (no gzip for .js/.html)"
+    )
     parser.add_argument("--words", type=int, nargs="*", default=sorted(QUERIES))
     args = parser.parse_args()
     report = _scifact() if args.scifact else _docs(args)
@@ -352,13 +428,17 @@ def main() -> None:
         f"{report['pageTableBytes'] / 1e3:.1f} KB); reader {report['readerBytes'] / 1e3:.1f} KB, "
         f"{report['readerGzipBytes'] / 1e3:.1f} KB gzipped; export {report['exportSeconds']} s"
     )
-    print("words  cache  page KB  query KB (median / max)  requests  ms after last key")
+    print(
+        "words  cache  page KB  query KB (median / max)  requests  "
+        "ms after the last key: ranked  first in DOM  next frame  all in DOM"
+    )
     for words, kinds in report["rows"].items():
         for kind, r in kinds.items():
             print(
                 f"{words:>5}  {kind:<5}  {r['pageBytes'] / 1e3:7.1f}  "
                 f"{r['queryBytes'] / 1e3:8.1f} / {r['queryBytesMax'] / 1e3:6.1f}        "
-                f"{r['requests']:6.0f}  {r['ms']:8.1f}"
+                f"{r['requests']:6.0f}  {r['rankedMs']:28.1f}  {r['ms']:12.1f}  "
+                f"{r['frameMs']:10.1f}  {r['allMs']:10.1f}"
             )
     print(f"search() with every file in memory: {report['searchMs']:.1f} ms (median)")
     sys.stdout.flush()

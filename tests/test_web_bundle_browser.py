@@ -470,3 +470,53 @@ def test_vector_floor_admits_chunks_at_or_above_it_as_the_file_does(
                 assert [h["id"] for h in hits] == [h.id for h in want], (floor, mode)
                 for h, w in zip(hits, want, strict=True):
                     assert abs(h["score"] - w.score) < 0.01, (floor, mode, w.id)
+
+
+def test_a_stale_query_stops_before_its_page_fragments(
+    browser: Any, sites: dict[str, tuple[Path, str]]
+) -> None:
+    """search-as-you-type cancels: an aborted query fetches no fragments and rejects."""
+    _, url = sites["docs"]
+    page = _open(browser, url)
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
+    reader = json.loads(_get(url + MANIFEST_NAME))["reader"]
+    got = page.evaluate(
+        """async (reader) => {
+            const m = await import(reader);
+            const b = await m.Bundle.open("scidx-bundle.json");
+            await b.table();
+            const stale = new AbortController();
+            const run = b.search("ship nginx logs", { k: 10, signal: stale.signal });
+            stale.abort();  // a newer key came while its shards were on their way
+            try { await run; return "resolved"; } catch (e) { return e.name; }
+        }""",
+        url + reader,
+    )
+    assert got == "AbortError"
+    assert not [u for u in fetched if "/pages/" in u]
+    assert page.errors == []
+
+
+def test_first_hits_are_shown_before_the_other_fragments_arrive(
+    browser: Any, sites: dict[str, tuple[Path, str]]
+) -> None:
+    """onFirst gets a prefix of the final hits while later hits' fragments are on the way."""
+    _, url = sites["docs"]
+    page = _open(browser, url)
+    reader = json.loads(_get(url + MANIFEST_NAME))["reader"]
+    first, final = page.evaluate(
+        """async (reader) => {
+            const m = await import(reader);
+            const b = await m.Bundle.open("scidx-bundle.json");
+            await b.search("install", { k: 1 });  // the best hit's fragment is in memory
+            let first = null;
+            const all = await b.search("install", { k: 10, onFirst: (h) => { first = h; } });
+            return [first, all];
+        }""",
+        url + reader,
+    )
+    assert len(final) > 1 and first is not None
+    assert 1 <= len(first) < len(final)
+    assert first == final[: len(first)]
+    assert page.errors == []

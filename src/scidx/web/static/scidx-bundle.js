@@ -323,31 +323,58 @@ function varints(bytes, at, count, out) {
   return at;
 }
 
+// A shard's terms are read at once, each term's postings only when a query asks for it: a
+// shard holds a few thousand terms and a query needs one or two of them (decoding them all
+// was most of a warm query's time).
 function decodeShard(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length < 4) throw new Error("scidx bundle: a shard is truncated");
   const textLen = view.getUint32(0, true);
+  if (4 + textLen > bytes.length) throw new Error("scidx bundle: a shard is truncated");
   const terms = new TextDecoder().decode(bytes.subarray(4, 4 + textLen)).split("\n");
   const dfs = new Float64Array(terms.length);
-  let at = varints(bytes, 4 + textLen, terms.length, dfs);
+  const deltasAt = varints(bytes, 4 + textLen, terms.length, dfs);
+  const first = new Float64Array(terms.length); // each term's first posting
   let total = 0;
-  for (const df of dfs) total += df;
-  const deltas = new Float64Array(total);
-  at = varints(bytes, at, total, deltas);
-  if (at + 4 * total > bytes.length) throw new Error("scidx bundle: a shard is truncated");
-  const raw = new Uint8Array(4 * total);
-  for (let p = 0; p < 4; p++) for (let i = 0; i < total; i++) raw[4 * i + p] = bytes[at + p * total + i];
-  const weights = new Float32Array(raw.buffer); // little-endian on every browser platform
-  const map = new Map();
-  let start = 0;
-  terms.forEach((t, i) => {
-    const df = dfs[i];
-    const docs = new Int32Array(df);
-    let row = 0;
-    for (let j = 0; j < df; j++) { row += deltas[start + j]; docs[j] = row; }
-    map.set(t, { docs, weights: weights.subarray(start, start + df) });
-    start += df;
-  });
-  return map;
+  dfs.forEach((df, i) => { first[i] = total; total += df; });
+  let at = deltasAt;
+  for (let seen = 0; seen < total; at++) {
+    if (at >= bytes.length) throw new Error("scidx bundle: a shard is truncated");
+    if (!(bytes[at] & 0x80)) seen++;
+  }
+  const planes = at;
+  if (planes + 4 * total > bytes.length) throw new Error("scidx bundle: a shard is truncated");
+  const rows = new Map(terms.map((t, i) => [t, i]));
+  const done = new Map();
+  return {
+    get(term) {
+      const i = rows.get(term);
+      if (i === undefined) return undefined;
+      let found = done.get(i);
+      if (found) return found;
+      const df = dfs[i], start = first[i];
+      let p = deltasAt; // skip the earlier terms' deltas: one byte test each
+      for (let seen = 0; seen < start; p++) if (!(bytes[p] & 0x80)) seen++;
+      const deltas = new Float64Array(df);
+      varints(bytes, p, df, deltas);
+      const docs = new Int32Array(df);
+      let row = 0;
+      for (let j = 0; j < df; j++) { row += deltas[j]; docs[j] = row; }
+      const raw = new Uint8Array(4 * df);
+      for (let b = 0; b < 4; b++) {
+        const from = planes + b * total + start;
+        for (let j = 0; j < df; j++) raw[4 * j + b] = bytes[from + j];
+      }
+      found = { docs, weights: new Float32Array(raw.buffer) }; // little-endian on every browser
+      done.set(i, found);
+      return found;
+    },
+  };
+}
+
+// User Timing marks, for the browser's performance timeline (benchmarks/bench_web_bundle.py).
+function mark(name) {
+  if (typeof performance !== "undefined" && performance.mark) performance.mark(name);
 }
 
 // The index of the last of the ascending starts that is <= row.
@@ -466,23 +493,40 @@ export class Bundle {
   /**
    * Hits with the fields of scidx's Hit.to_dict (no full text), best first: the results of
    * Index.search(query, k, mode, group) for group "section" (the default) or null.
+   * options.signal (an AbortSignal): a query made stale by a newer one stops at its next step
+   * (before its page fragments are fetched) with an AbortError; files already on their way
+   * still arrive and are kept. options.onFirst(hits): called once with the best hits as soon
+   * as the first one's page fragment is in (the others may still be on their way), so a page
+   * can show them before every fragment has arrived; not called when all came at once.
    */
   async search(query, options = {}) {
     const k = options.k || 10;
     const group = options.group === undefined ? "section" : options.group;
     const mode = options.mode || "hybrid";
+    const signal = options.signal || null;
     const semantic = mode !== "keyword" && this.embed && this.manifest.vectors;
     const wide = group || semantic ? Infinity : k;
     const { terms, ranked } = await this.rank(query, wide);
+    signal?.throwIfAborted();
     let results = semantic ? await this.fuse(String(query || "").trim(), ranked, mode === "vector") : ranked;
     results = group === "section" ? await this.sections(results, k) : results.slice(0, k);
-    return Promise.all(results.map(async ({ row, score }) => {
-      const { frag, chunk } = await this.page(row);
+    signal?.throwIfAborted();
+    mark("scidx:ranked");
+    const hits = new Array(results.length);
+    let ready = 0; // hits[0..ready) are complete
+    const onFirst = options.onFirst || null;
+    await Promise.all(results.map(({ row, score }, i) => this.page(row).then(({ frag, chunk }) => {
       const [id, anchor, headingPath, url, flat, code] = chunk;
       const s = snippet(flat, code, terms, options.snippetChars || 240);
-      return { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
+      hits[i] = { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
         snippet: s.text, highlights: s.highlights, snippetCode: s.code };
-    }));
+      if (ready > 0 || i !== 0) return;
+      while (ready < hits.length && hits[ready]) ready++;
+      if (onFirst && ready < hits.length && !signal?.aborted) onFirst(hits.slice(0, ready));
+    })));
+    signal?.throwIfAborted();
+    mark("scidx:fetched");
+    return hits;
   }
 
   // A relative URL (an index packed without a site URL) is relative to the manifest's linkBase.

@@ -8,10 +8,10 @@
 
   var app = document.getElementById("app");
   var bundleUrl = app.getAttribute("data-bundle");
-  // A bundle searches in the page itself, so it waits less than a server round trip would: a
-  // warm query takes a few ms, so results still come well within 100 ms of the last key, and a
-  // fast typist's intermediate prefixes do not each fetch their shards and pages.
-  var DEBOUNCE_MS = bundleUrl ? 50 : 150;
+  // A bundle searches in the page itself, so it searches on every input, at once: a query
+  // whose files are loaded takes a few ms, and a newer key cancels the older query before it
+  // fetches its page fragments (run() aborts it). A server round trip waits for a pause.
+  var DEBOUNCE_MS = bundleUrl ? 0 : 150;
   var bundle = null;
   var form = document.getElementById("search-form");
   var input = document.getElementById("q");
@@ -58,7 +58,8 @@
 
   function schedule() {
     window.clearTimeout(timer);
-    timer = window.setTimeout(run, DEBOUNCE_MS);
+    if (DEBOUNCE_MS) timer = window.setTimeout(run, DEBOUNCE_MS);
+    else run();
   }
 
   function run() {
@@ -72,10 +73,12 @@
       return;
     }
     if (bundleUrl) {
-      searchBundle(q).then(function (hits) {
+      controller = new AbortController();
+      var first = function (hits) { if (mine === sequence) render(hits, q, true); };
+      searchBundle(q, controller.signal, first).then(function (hits) {
         if (mine === sequence) render(hits, q);
       }).catch(function (error) {
-        if (mine !== sequence) return;
+        if (mine !== sequence || (error && error.name === "AbortError")) return;
         clearResults();
         setStatus("Search failed: " + (error && error.message ? error.message : error), true);
       });
@@ -120,8 +123,10 @@
     return bundle;
   }
 
-  function searchBundle(q) {
-    return openBundle().then(function (b) { return b.search(q, { k: K }); });
+  function searchBundle(q, signal, onFirst) {
+    return openBundle().then(function (b) {
+      return b.search(q, { k: K, signal: signal, onFirst: onFirst });
+    });
   }
 
   // Query words, for highlighting when the server sends no match ranges: a snippet word is
@@ -196,7 +201,8 @@
     return element;
   }
 
-  function render(hits, q) {
+  // partial: the best hits, shown while the rest of their page fragments arrive.
+  function render(hits, q, partial) {
     clearResults();
     var stems = prefixes(q);
     var pages = [];
@@ -250,9 +256,15 @@
       list.appendChild(item);
     });
     results.appendChild(list);
+    if (partial) {
+      setStatus("Loading more results…", false);
+      if (window.performance && performance.mark) performance.mark("scidx:first");
+      return;
+    }
     var n = hits.length;
     setStatus(n + (n === 1 ? " result" : " results") + " on " + pages.length +
               (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.", false);
+    if (window.performance && performance.mark) performance.mark("scidx:results");
   }
 
   // Keyboard: ↓/↑ walk the results, Home/End jump, Esc returns to the box, / focuses it.
