@@ -294,6 +294,15 @@ def small(pg: PgServer) -> Iterator[tuple[Index, PostgresRetriever, PostgresRetr
 QUERIES = ["kelpie checksum", "ship logs to azure", "access denied credentials", "kubernetes"]
 
 
+def test_the_retriever_session_turns_jit_off(
+    small: tuple[Index, PostgresRetriever, PostgresRetriever],
+) -> None:
+    _, approx, _ = small
+    approx.rank("kelpie checksum", k=3, mode="keyword")
+    row = approx._conn.execute("SHOW jit").fetchone()
+    assert row == ("off",)
+
+
 @pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
 def test_matches_equal_the_files(
     small: tuple[Index, PostgresRetriever, PostgresRetriever], mode: str

@@ -502,6 +502,10 @@ class PostgresRetriever:
         where = self._filters(conn, request, params).as_string(conn)
         ef = max(self.ef_search, k + 8)
         self._set(conn, "enable_indexscan", "off" if self.exact else "on")
+        # These statements run in milliseconds: JIT compilation (a server built with LLVM
+        # compiles any plan costed above jit_above_cost, as large exports' hybrid plans are)
+        # costs tens to hundreds of milliseconds and never pays back here.
+        self._set(conn, "jit", "off")
         # pgvector >= 0.8: keep scanning the graph until enough rows pass the filters.
         self._set(conn, "hnsw.iterative_scan", "strict_order" if where != "TRUE" else "off")
         cols = ", c.source, c.anchor, c.heading_path, c.title, c.text, c.url" if full else ""
