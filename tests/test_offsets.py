@@ -350,3 +350,28 @@ def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
     full = pack_records(records, None, use_cache=False).data
     assert plain is not None and full is not None and len(plain) < len(full)
     assert "snippet.ptr" not in format.read_header(plain).arrays
+
+
+def _best_window(matches: list[tuple[int, int, int]], budget: int) -> tuple[int, int]:
+    """The definition: every start's window, most distinct terms, then most matches, first."""
+    best = (-1, -1, (0, 0))
+    for i, (start, _, _) in enumerate(matches):
+        j = i
+        while j + 1 < len(matches) and matches[j + 1][1] <= start + budget:
+            j += 1
+        score = (len({m[2] for m in matches[i : j + 1]}), j - i + 1)
+        if score > best[:2]:
+            best = (*score, (i, j))
+    return best[2]
+
+
+def test_the_sliding_window_picks_the_defined_window() -> None:
+    from scidx.index.highlight import _window
+
+    rng = random.Random(25)
+    for _ in range(3000):
+        n = rng.randint(1, 40)
+        pos = sorted(rng.sample(range(400), n))
+        matches = [(a, a + rng.randint(1, 12), rng.randint(0, 4)) for a in pos]
+        budget = rng.randint(1, 200)
+        assert _window(matches, budget) == _best_window(matches, budget), (matches, budget)
