@@ -116,7 +116,9 @@ def test_arrays_follow_the_contract() -> None:
     th, ptr = arrays["bm25.term_hash"], arrays["bm25.term_ptr"]
     doc, w, dl = arrays["bm25.post_doc"], arrays["bm25.post_weight"], arrays["bm25.doc_len"]
     assert th.dtype == np.uint64 and ptr.dtype == np.uint64
-    assert doc.dtype == np.uint32 and w.dtype == np.float32 and dl.dtype == np.uint32
+    assert (
+        doc.dtype == np.uint16 and w.dtype == np.float32 and dl.dtype == np.uint32
+    )  # <= 65536 chunks: two bytes
     assert np.all(th[1:] > th[:-1])  # sorted, unique
     assert ptr.shape == (th.shape[0] + 1,) and ptr[0] == 0 and ptr[-1] == doc.shape[0]
     assert np.all(np.diff(ptr.astype(np.int64)) > 0)

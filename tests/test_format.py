@@ -48,7 +48,7 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x02\x00"  # major 2
+    b"\x03\x00"  # major 3
     b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
@@ -88,7 +88,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (2, 0)
+    assert header.version == (3, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -108,11 +108,11 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (2, 0)
+    assert fmt.FORMAT_VERSION == (3, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
-    assert list(fmt.DTYPES) == ["<u1", "<u4", "<u8", "<i4", "<i8", "<f4"]
+    assert list(fmt.DTYPES) == ["<u1", "<u2", "<u4", "<u8", "<i4", "<i8", "<f4"]
 
 
 def test_write_index_matches_encode(tmp_path: Path) -> None:
@@ -295,7 +295,7 @@ def test_meta_rejects_non_canonical_values(meta: Any, exc: type[Exception], mess
         ({"a": np.zeros(2, "<f8")}, ValueError, "array `a` has dtype <f8; a .scidx array must"),
         ({"a": np.zeros(2, bool)}, ValueError, "array `a` has dtype |b1;"),
         ({"a": np.zeros(2, object)}, ValueError, "array `a` has dtype |O;"),
-        ({"a": np.zeros(2, "<u2")}, ValueError, "array `a` has dtype <u2;"),
+        ({"a": np.zeros(2, "<i2")}, ValueError, "array `a` has dtype <i2;"),
         ({"a": [1, 2]}, TypeError, "array `a` is a list, not a numpy.ndarray"),
         ({"": np.zeros(2, "<u1")}, ValueError, "array name '' is invalid"),
         ({".a": np.zeros(2, "<u1")}, ValueError, "array name '.a' is invalid"),
@@ -471,7 +471,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (2, 7)
+    assert header.version == (3, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -565,9 +565,9 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=3, minor=3)
+    data = rebuild(TINY, major=4, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 3.3; this scidx reads format 2.x. "
+        "docs.scidx was written with format 4.3; this scidx reads format 3.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
@@ -578,7 +578,12 @@ def test_newer_major_message() -> None:
 
 def test_older_major_message() -> None:
     assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
-        "<buffer> was written with format 1.1; this scidx reads format 2.x. "
+        "<buffer> was written with format 1.1; this scidx reads format 3.x. "
+        "Rebuild it with `toolup-rag pack-docs`."
+    )
+    # Format 2 (8-byte snippet occurrences, <u4 posting rows) is refused the same way.
+    assert message(UnsupportedFormatVersionError, rebuild(TINY, major=2, minor=0)) == (
+        "<buffer> was written with format 2.0; this scidx reads format 3.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
 

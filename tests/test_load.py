@@ -23,7 +23,7 @@ from scidx.errors import (
     ScidxError,
     UnsupportedFormatVersionError,
 )
-from scidx.index import format
+from scidx.index import bm25, format
 from scidx.index.index import Index, load, load_bytes, load_resource
 from support.indexes import DOCS, build_arrays, build_index, record, rewrite, write_arrays
 
@@ -235,6 +235,14 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
         (lambda a, m: a.pop("vectors"), "has no array `vectors`"),
         (lambda a, m: a.pop("bm25.post_weight"), "has no array `bm25.post_weight`"),
         (
+            lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"].astype("<u8")),
+            "array `bm25.post_doc` has dtype <u8, expected <u4",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"].astype("<i4")),
+            "array `bm25.post_doc` has dtype <i4, expected <u4",
+        ),
+        (
             lambda a, m: a.__setitem__("chunk.source", a["chunk.source"].astype("<u8")),
             "array `chunk.source` has dtype <u8, expected <u4",
         ),
@@ -391,7 +399,7 @@ def test_verify_errors_are_index_format_errors_for_targeted_damage() -> None:
 @pytest.mark.parametrize("position", [0, -1])
 def test_a_wild_posting_is_a_corrupt_index_error_in_every_mode(position: int) -> None:
     def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
-        post = a["bm25.post_doc"].copy()
+        post = a["bm25.post_doc"].astype("<u4")  # <u4: a row no <u2 can hold
         post[position] = 1 << 28
         a["bm25.post_doc"] = post
 
@@ -402,3 +410,16 @@ def test_a_wild_posting_is_a_corrupt_index_error_in_every_mode(position: int) ->
                     idx.search("install kubectl cors chunk guide options", mode=mode, **kwargs)
                 except CorruptIndexError as exc:
                     assert "array `bm25.post_doc` points at chunk 268435456" in str(exc)
+
+
+def test_posting_rows_are_two_bytes_while_they_fit_and_either_width_reads() -> None:
+    assert bm25.post_doc_dtype(1 << 16) is np.uint16
+    assert bm25.post_doc_dtype((1 << 16) + 1) is np.uint32
+    assert format.read_header(DOCS_INDEX).arrays["bm25.post_doc"].dtype == "<u2"
+    wide = rewrite(
+        DOCS_INDEX, lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"].astype("<u4"))
+    )
+    assert format.read_header(wide).arrays["bm25.post_doc"].dtype == "<u4"
+    with load_bytes(DOCS_INDEX) as narrow_idx, load_bytes(wide, verify=True) as wide_idx:
+        for query in ("install kubectl", "cors options", "chunk guide"):
+            assert narrow_idx.rank(query, k=10) == wide_idx.rank(query, k=10)

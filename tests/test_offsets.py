@@ -155,8 +155,8 @@ def test_packed_offsets_describe_every_indexed_word() -> None:
     for i, text in enumerate(texts):
         flat, _ = flatten(text)
         got = []
-        for o in occ[ptr[i] : ptr[i + 1]].tolist():
-            start, length, key = o >> 40, (o >> 32) & 255, o & 0xFFFFFFFF
+        for key, mid, high in occ[ptr[i] : ptr[i + 1]].tolist():
+            start, length = high << 8 | mid >> 8, mid & 255
             got.append((flat[start : start + length], key))
         want = [
             (flat[a:b], offsets._key_of(t))
@@ -222,6 +222,14 @@ def test_without_known_offsets_snippets_scan(small: Path, mutate: Any) -> None:
             lambda a, m: a.__setitem__("snippet.flags", a["snippet.flags"].astype("<u4")),
             "array `snippet.flags` has dtype <u4, expected <u1",
         ),
+        (
+            lambda a, m: a.__setitem__("snippet.occ", a["snippet.occ"][:, :2].copy()),
+            r"array `snippet.occ` is \[\d+, 2\], expected \[\d+, 3\]",
+        ),
+        (  # format 2's one <u8 per occurrence
+            lambda a, m: a.__setitem__("snippet.occ", np.zeros(a["snippet.occ"].shape[0], "<u8")),
+            "array `snippet.occ` has dtype <u8, expected <u2",
+        ),
     ],
 )
 def test_inconsistent_offsets_are_corrupt(small: Path, mutate: Any, message: str) -> None:
@@ -255,12 +263,12 @@ def _forge(rnd: random.Random, arrays: dict[str, Any], which: str) -> None:
     if which == "occ":
         for _ in range(rnd.randrange(1, 20)):
             i = rnd.randrange(occ.shape[0])
-            occ[i] = np.uint64(rnd.getrandbits(64))
+            occ[i] = [rnd.getrandbits(16) for _ in range(3)]
     elif which == "starts":  # plausible-looking spans anywhere, in any order
         for _ in range(rnd.randrange(1, 20)):
             i = rnd.randrange(occ.shape[0])
             start, length = rnd.randrange(0, 3000), rnd.choice((1, 3, 40, 254, 255))
-            occ[i] = np.uint64((start << 40) | (length << 32) | (int(occ[i]) & 0xFFFFFFFF))
+            occ[i, 1:] = [length | (start & 0xFF) << 8, start >> 8]
     elif which == "ptr":
         ptr = arrays["snippet.ptr"]
         for _ in range(rnd.randrange(1, 4)):

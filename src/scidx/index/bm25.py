@@ -101,8 +101,8 @@ def build_arrays(
 
     Returns:
         ``(arrays, meta)``: arrays named as in ARCHITECTURE.md (``bm25.term_hash`` uint64 [V],
-        ``bm25.term_ptr`` uint64 [V+1], ``bm25.post_doc`` uint32 [P], ``bm25.post_weight``
-        float32 [P], ``bm25.doc_len`` uint32 [N]) and the ``bm25`` meta dict.
+        ``bm25.term_ptr`` uint64 [V+1], ``bm25.post_doc`` uint16 (N <= 65536) or uint32 [P],
+        ``bm25.post_weight`` float32 [P], ``bm25.doc_len`` uint32 [N]) and the ``bm25`` meta.
 
     Raises:
         ValueError: Mismatched lengths or parameters out of range.
@@ -356,11 +356,11 @@ class _PostingParts:
         impossible) 64-bit collision merges two terms, which is what the query side does too.
         """
         total = sum(h.shape[0] for h in self.hashes)
-        post_doc = np.empty(total, dtype=np.uint32)
+        n = doc_len.shape[0]
+        post_doc = np.empty(total, dtype=post_doc_dtype(n))
         post_weight = np.empty(total, dtype=np.float32)
         term_parts: list[npt.NDArray[np.uint64]] = []
         df_parts: list[npt.NDArray[np.int64]] = []
-        n = doc_len.shape[0]
         dl_norm = k1 * (1.0 - b + b * doc_len.astype(np.float64) / avgdl)
         bits = min(max((total // _PASS2_POSTINGS).bit_length(), 0), 16)
         bounds = [np.uint64(i) << np.uint64(64 - bits) for i in range(1, 1 << bits)] if bits else []
@@ -405,6 +405,17 @@ class _PostingParts:
         }
 
 
+def post_doc_dtype(n: int) -> type[np.unsignedinteger[Any]]:
+    """The dtype of ``bm25.post_doc`` for ``n`` chunks (FORMAT.md §2.3): 2 bytes while rows fit.
+
+    Postings are most of a small index's keyword arrays; a docs site rarely has 65,536 chunks.
+    """
+    return np.uint16 if n <= POST_DOC_U2_ROWS else np.uint32
+
+
+POST_DOC_U2_ROWS = 1 << 16
+"""Indexes of at most this many chunks store ``bm25.post_doc`` as ``<u2``."""
+
 _BUILD_BLOCK = 8192
 """Chunks whose term occurrences are reduced to postings at a time (bounds build memory)."""
 
@@ -422,7 +433,7 @@ class BM25Arrays:
 
     term_hash: npt.NDArray[np.uint64]
     term_ptr: npt.NDArray[np.uint64]
-    post_doc: npt.NDArray[np.uint32]
+    post_doc: npt.NDArray[np.unsignedinteger[Any]]
     post_weight: npt.NDArray[np.float32]
     doc_len: npt.NDArray[np.uint32]
 
@@ -435,7 +446,7 @@ def query_terms(query: str) -> list[str]:
 #: One query term's postings: chunk rows (ascending) and their BM25 impacts (views of the map),
 #: and, for its best impacts in descending order (at most :data:`TOP_IMPACTS` of them), the
 #: float32 just below each (``bars[k - 1]``: every chunk of a top ``k`` scores above it).
-Postings = tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32], list[float]]
+Postings = tuple[npt.NDArray[np.unsignedinteger[Any]], npt.NDArray[np.float32], list[float]]
 
 #: How many of a term's best impacts :class:`PostingLookup` remembers (the largest ``k`` for
 #: which :func:`keyword_top_k` can prune with them).
@@ -500,7 +511,7 @@ class PostingLookup:
 
 def term_postings(
     arrays: BM25Arrays, term: str, n: int, source: str = "<index>"
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32]] | None:
+) -> tuple[npt.NDArray[np.unsignedinteger[Any]], npt.NDArray[np.float32]] | None:
     """The postings of ``term``: its chunk rows (ascending) and their BM25 impacts (float32).
 
     The one place the stored postings are decoded (FORMAT.md §2.3, §2.4): a query's keyword

@@ -81,7 +81,7 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (2, 0)
+FORMAT_VERSION: tuple[int, int] = (3, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
 (1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``)."""
 
@@ -102,6 +102,7 @@ PREAMBLE_BYTES = _PREAMBLE.size  # 24
 
 DTYPES: Mapping[str, np.dtype[Any]] = {
     "<u1": np.dtype("<u1"),
+    "<u2": np.dtype("<u2"),
     "<u4": np.dtype("<u4"),
     "<u8": np.dtype("<u8"),
     "<i4": np.dtype("<i4"),

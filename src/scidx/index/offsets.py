@@ -12,14 +12,15 @@ words :func:`scidx.index.highlight.build_snippet` would mark: same runs, same to
 Arrays (see docs/FORMAT.md, "Snippet offsets"; all optional, as a group)::
 
     snippet.ptr    <u8 [N+1]  chunk i's occurrences are [ptr[i], ptr[i+1])
-    snippet.occ    <u8 [M]    start << 40 | min(length, 255) << 32 | key: the word's offset and
-                              length in the flat text, and the low 32 bits of its term's
-                              bm25.term_hash; ascending by start within a chunk
+    snippet.occ    <u2 [M, 3] the 48-bit start << 24 | min(length, 255) << 16 | key, low word
+                              first: the word's offset and length in the flat text, and the
+                              low 16 bits of its term's bm25.term_hash; ascending by start
+                              within a chunk
     snippet.flags  <u1 [N]    bit 0: the chunk has offsets; bit 1: its text is already flat
 
 A word that makes several terms has one occurrence per distinct term, in the order the
 tokenizer makes them. A chunk gets no offsets (bit 0 clear; its snippets scan the text as
-before) when its flat text is 2^23 characters or longer. A 32-bit key only finds candidates:
+before) when its flat text is 2^23 characters or longer. A 16-bit key only finds candidates:
 two terms can share one, so the reader checks every word it shows with the tokenizer (a
 memoised lookup), which also makes a forged offset harmless: it can only mark a real word of
 the real text.
@@ -44,6 +45,7 @@ __all__ = [
     "ARRAY_NAMES",
     "HAS_OFFSETS",
     "IS_FLAT",
+    "KEY_MASK",
     "OFFSETS_VERSION",
     "RowMatches",
     "SnippetOffsets",
@@ -53,7 +55,7 @@ __all__ = [
 
 #: ``meta["snippets"]["offsets"]``: what the arrays mean. A reader that does not know the value
 #: ignores the arrays (its snippets scan the text), so a change here never gives wrong marks.
-OFFSETS_VERSION = "scidx-offsets-1"
+OFFSETS_VERSION = "scidx-offsets-2"
 
 ARRAY_NAMES = ("snippet.ptr", "snippet.occ", "snippet.flags")
 
@@ -63,7 +65,9 @@ IS_FLAT = 2
 """``snippet.flags`` bit: the chunk's snippet text needs no flattening (it is its flat text)."""
 
 MAX_START = 1 << 23
-"""Texts this long or longer get no offsets: a start fits 23 bits, an occurrence an int64."""
+"""Texts this long or longer get no offsets: a start fits 23 bits of an occurrence's 48."""
+KEY_MASK = 0xFFFF
+"""An occurrence keeps the low 16 bits of its term's hash (all a page's lookup compares)."""
 _REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
 # A page whose rows claim more occurrences than this in all is treated as corrupt (an honest
 # page holds its rows' words; this bounds the work a forged `snippet.ptr` can cause).
@@ -107,12 +111,12 @@ def _odd_rows(
 
 
 def _key_of(term: str) -> int:
-    """The 32-bit key of ``term`` (memoised: a query's terms recur across its pages)."""
+    """The 16-bit key of ``term`` (memoised: a query's terms recur across its pages)."""
     key = _KEYS.get(term)
     if key is None:
         if len(_KEYS) >= 4096:
             _KEYS.clear()  # bounded; a dict op is atomic, so threads may share it
-        key = _KEYS[term] = term_hash(term) & 0xFFFFFFFF
+        key = _KEYS[term] = term_hash(term) & KEY_MASK
     return key
 
 
@@ -131,7 +135,7 @@ class SnippetOffsets:
     Args:
         ptr: ``snippet.ptr`` (``ptr[0] == 0`` and ``ptr[-1] == len(occ)`` were checked by
             the loader).
-        occ: ``snippet.occ``.
+        occ: ``snippet.occ`` (``<u2 [M, 3]``).
         flags: ``snippet.flags``.
     """
 
@@ -147,7 +151,7 @@ class SnippetOffsets:
         # would dominate; the occurrence runs are read as bytes and viewed once per page.
         self._ptr = _bytes_of(ptr, np.uint64).cast("Q")
         self._flags = _bytes_of(flags, np.uint8)
-        self._occ = _bytes_of(occ, np.uint64)
+        self._occ = _bytes_of(occ, np.uint16)
         self.n = int(flags.shape[0])
         self.m = int(occ.shape[0])
 
@@ -171,7 +175,7 @@ class SnippetOffsets:
     def page(self, rows: Sequence[int], terms: Sequence[str]) -> dict[int, RowMatches]:
         """The stored occurrences of ``terms`` (distinct query terms) in chunks ``rows``.
 
-        Candidates only: only 16 bits of a key are compared, so the caller checks the words
+        Candidates only: a key is 16 bits, so the caller checks the words
         it shows with the tokenizer (:func:`scidx.index.highlight.
         snippet_from_offsets`). A row missing from the result has no usable offsets, and its
         snippet scans the text. Never raises for bad data: a row whose arrays are out of
@@ -183,7 +187,7 @@ class SnippetOffsets:
         # key: one lookup finds every candidate and its term (much cheaper than a search of
         # every occurrence). The few candidates whose other key bits differ are words of
         # other terms, and the tokenizer check of the shown words drops them.
-        low = [_key_of(t) & 0xFFFF for t in terms]
+        low = [_key_of(t) for t in terms]
         if len(set(low)) != len(low):
             return {}  # two query terms share those bits (rare): scan
         ptr, flags, n, m = self._ptr, self._flags, self.n, self.m
@@ -202,20 +206,20 @@ class SnippetOffsets:
             if total > _MAX_PAGE_OCCURRENCES:
                 return {}  # more than the rows can honestly hold: a forged `snippet.ptr`
             good.append((row, bool(f & IS_FLAT)))
-            pieces.append(self._occ[8 * lo : 8 * hi])
+            pieces.append(self._occ[6 * lo : 6 * hi])
             ends.append(total)
         if not good:
             return {}
-        # Native, as _bytes_of made them; signed: a start below 2^23 keeps the top bit clear
-        # (a forged one is caught below).
-        occ = np.frombuffer(b"".join(pieces), dtype=np.int64)
+        # Native words, as _bytes_of made them: key, length | start's low byte << 8, start >> 8.
+        occ = np.frombuffer(b"".join(pieces), dtype=np.uint16).reshape(-1, 3)
         table = np.zeros(65536, dtype=np.uint8)
         table[low] = range(1, len(low) + 1)  # term i is i + 1; 0: no query term
-        slot = table[occ & 0xFFFF]
+        slot = table[occ[:, 0]]
         cand = slot.nonzero()[0]
-        found = occ[cand]
-        starts = found >> 40
-        lengths = (found >> 32) & 255
+        found = occ[cand].astype(np.int64)
+        mid = found[:, 1]
+        starts = (found[:, 2] << 8) | (mid >> 8)
+        lengths = mid & 255
         stops = (starts + lengths).tolist()
         start_list = starts.tolist()
         tid_list = slot[cand].tolist()

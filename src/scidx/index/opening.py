@@ -193,7 +193,10 @@ def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
     v = int(term_hash.shape[0])
     _expect_shape(header, "bm25.term_ptr", (v + 1,))
     term_ptr = array_view(buf, header, "bm25.term_ptr", dtype="<u8", ndim=1)
-    post_doc = array_view(buf, header, "bm25.post_doc", dtype="<u4", ndim=1)
+    # <u2 while the rows fit (the packer's choice for N <= 65536), else <u4; either is valid.
+    entry = header.arrays.get("bm25.post_doc")
+    doc_dtype = entry.dtype if entry is not None and entry.dtype in ("<u2", "<u4") else "<u4"
+    post_doc = array_view(buf, header, "bm25.post_doc", dtype=doc_dtype, ndim=1)
     p = int(post_doc.shape[0])
     _expect_shape(header, "bm25.post_weight", (p,))
     post_weight = array_view(buf, header, "bm25.post_weight", dtype="<f4", ndim=1)
@@ -236,9 +239,11 @@ def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, Any, Any, A
     _expect_shape(header, "snippet.ptr", (n + 1,))
     _expect_shape(header, "snippet.flags", (n,))
     ptr = array_view(buf, header, "snippet.ptr", dtype="<u8", ndim=1)
-    occ = array_view(buf, header, "snippet.occ", dtype="<u8", ndim=1)
+    occ = array_view(buf, header, "snippet.occ", dtype="<u2", ndim=2)
     flags = array_view(buf, header, "snippet.flags", dtype="<u1", ndim=1)
     m = int(occ.shape[0])
+    if occ.shape[1] != 3:
+        raise corrupt(src, f"array `snippet.occ` is {list(occ.shape)}, expected [{m}, 3]")
     if int(ptr[0]) != 0 or int(ptr[-1]) != m:
         raise corrupt(
             src,

@@ -285,7 +285,7 @@ class TextStore:
                 )
             d = primed.copy()  # never used itself, so every copy starts at the stream's start
             # max_length 0 would mean "no limit": an empty record may inflate 1 byte, no more.
-            out = d.decompress(stored, want or 1)
+            out: bytes = d.decompress(stored, want or 1)
             if len(out) == want and not d.eof:  # the end code may follow the last output byte
                 over = d.decompress(d.unconsumed_tail, 1)
         except zlib.error as exc:

@@ -109,7 +109,7 @@ def _verify_postings(src: str, bm: BM25Arrays, n: int, k1: float = DEFAULT_K1) -
     file it has just written, so a full-size temporary would add to its peak memory.
     """
     ptr = bm.term_ptr.astype(np.int64)
-    docs = bm.post_doc  # uint32: compared as stored, never widened (it can be most of a file)
+    docs = bm.post_doc  # u2/u4: compared as stored, never widened (most of a file)
     if docs.shape[0] and int(docs.max()) >= n:
         raise corrupt(src, f"array `bm25.post_doc` points past the {n} chunks")
     # Within each term's run the chunk rows must strictly increase.

@@ -29,7 +29,7 @@ from scidx.index.bm25 import (
 from scidx.index.format import encode_strings
 from scidx.index.highlight import flatten
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
-from scidx.index.offsets import HAS_OFFSETS, IS_FLAT, MAX_START, OFFSETS_VERSION
+from scidx.index.offsets import HAS_OFFSETS, IS_FLAT, KEY_MASK, MAX_START, OFFSETS_VERSION
 from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 from scidx.pack.records import Record
@@ -65,7 +65,7 @@ __all__ = [
 #: instead of the Markdown; 6: the ``snippet.*`` offsets; 7: format 2, chunk texts compressed
 #: in ``text.*``; 8: generator flavours, no empty chunks, titles never empty: chunker 5;
 #: 9: ``source.page``, URL templates derived from the generator's config, VitePress anchors).
-PACKER_VERSION = "scidx-pack-9"
+PACKER_VERSION = "scidx-pack-10"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -131,7 +131,7 @@ _WORDS = re.compile(r"(\w+)")
 
 def _word_keys(word: str, memo: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
     """The keys of the terms ``word`` makes, each once, in the order the tokenizer makes them."""
-    keys = memo[word] = tuple(term_hash(t) & 0xFFFFFFFF for t in dict.fromkeys(run_terms(word)))
+    keys = memo[word] = tuple(term_hash(t) & KEY_MASK for t in dict.fromkeys(run_terms(word)))
     return keys
 
 
@@ -160,7 +160,7 @@ def offsets_block(texts: Sequence[str], max_chars: int = MAX_START) -> OffsetBlo
             if keys:
                 start = ends[2 * j - 2]
                 size = ends[2 * j - 1] - start
-                span = (start << 8 | (size if size < 255 else 255)) << 32
+                span = (start << 8 | (size if size < 255 else 255)) << 16
                 for key in keys:
                     occ.append(span | key)
                 count += len(keys)
@@ -178,7 +178,7 @@ def build_offset_arrays(blocks: list[OffsetBlock]) -> dict[str, np.ndarray]:
     n = sum(b.lens.shape[0] for b in blocks)
     m = sum(b.occ.shape[0] for b in blocks)
     ptr = np.zeros(n + 1, dtype="<u8")
-    occ = np.empty(m, dtype="<u8")
+    occ = np.empty((m, 3), dtype="<u2")
     flags = np.empty(n, dtype="<u1")
     row = at = 0
     blocks.reverse()  # pop() from the end takes them in order
@@ -187,7 +187,8 @@ def build_offset_arrays(blocks: list[OffsetBlock]) -> dict[str, np.ndarray]:
         k, size = b.lens.shape[0], b.occ.shape[0]
         np.cumsum(b.lens, out=ptr[row + 1 : row + k + 1])
         ptr[row + 1 : row + k + 1] += np.uint64(at)
-        occ[at : at + size] = b.occ
+        # The low 48 bits of each value, as three little-endian words (FORMAT.md §2.8).
+        occ[at : at + size] = b.occ.astype("<u8").view("<u2").reshape(-1, 4)[:, :3]
         flags[row : row + k] = b.flags
         row, at = row + k, at + size
         del b
