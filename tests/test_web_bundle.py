@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import xxhash
 
@@ -47,15 +48,31 @@ def test_same_index_same_bytes_and_content_hashed_names(docs_index: Path) -> Non
     with load(docs_index) as idx:
         assert build_web_bundle(idx) == first
     manifest = json.loads(first[MANIFEST_NAME])
-    assert manifest["format"] == "scidx-web/1"
+    assert manifest["format"] == "scidx-web/2"
     assert manifest["vectors"] is None  # the hashing provider: keyword only
     immutable = [n for n in first if n not in (MANIFEST_NAME, "index.html")]
     assert immutable
     for name in immutable:
-        digest = name.rsplit("/", 1)[-1].split(".")[-2]
-        assert xxhash.xxh3_64_hexdigest(first[name]).startswith(digest), name
         if name.endswith(".bin"):
             gzip.decompress(first[name])  # every shard and fragment is one gzip member
+        if name.startswith("pages/"):
+            continue
+        digest = name.rsplit("/", 1)[-1].split(".")[-2]
+        assert xxhash.xxh3_64_hexdigest(first[name]).startswith(digest), name
+    # A page's fragment files are named by the hash of all of them, in order: immutable too.
+    table = json.loads(gzip.decompress(first[manifest["pages"]]))
+    per = table["pageChunks"]
+    starts = list(np.cumsum(table["pageRows"])) + [manifest["chunks"]]
+    assert len(table["files"]) == len(starts) - 1
+    for page, name in enumerate(table["files"]):
+        rows = int(starts[page + 1] - starts[page])
+        pieces = [first[f"pages/{name}-{n}.bin"] for n in range(-(-rows // per))]
+        assert xxhash.xxh3_64_hexdigest(b"".join(pieces)).startswith(name)
+        sizes = [len(json.loads(gzip.decompress(b))["chunks"]) for b in pieces]
+        assert sum(sizes) == rows and max(sizes) <= per
+    assert sum(1 for n in first if n.startswith("pages/")) == sum(
+        -(-int(b - a) // per) for a, b in zip(starts, starts[1:], strict=False)
+    )
     referenced = {s[1] for s in manifest["shards"]} | {manifest["pages"], manifest["reader"]}
     assert referenced <= set(first)
     assert manifest["terms"] > 100 and manifest["chunks"] == len(load(docs_index))

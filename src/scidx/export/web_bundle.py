@@ -6,7 +6,8 @@
     OUT/scidx-bundle.json          the manifest: counts, settings, shard table, file names
     OUT/assets/<name>.<hash>.js    the reader (ES module), the page script, its style
     OUT/terms/<hash>.bin           keyword shards: a range of terms each, with their postings
-    OUT/pages/<hash>.bin           one fragment per page: its chunks' ids, headings, URLs, text
+    OUT/pages/<hash>-<n>.bin       page fragments: a page's chunks' ids, headings, URLs, text,
+                                   8 chunks a file (<hash>: of all the page's files)
     OUT/pages.<hash>.bin           which chunk rows each page fragment holds
     OUT/vectors/<hash>.bin         (semantic indexes) int8 vector shards, by row range
 
@@ -69,7 +70,7 @@ __all__ = [
 ]
 
 #: ``format`` in the manifest; the reader refuses a bundle of another major version.
-BUNDLE_FORMAT = "scidx-web/1"
+BUNDLE_FORMAT = "scidx-web/2"
 MANIFEST_NAME = "scidx-bundle.json"
 
 # About 48 KB of shard before gzip (~30 KB on the wire for typical docs, Pagefind's median):
@@ -79,6 +80,10 @@ SHARD_RAW_BYTES = 32 * 1024
 # Rows per vector shard: 2,048 x 384 int8 is 0.8 MB, fetched once per session on the first
 # semantic query and cached.
 VECTOR_ROWS = 2048
+# Chunks per page fragment file: a hit fetches the piece of its page that holds it, not the
+# whole page (a long reference page is 40+ chunks, 10 KB gzipped). Fixed, so the page table
+# needs no more entries: piece = (row - page start) // PAGE_PIECE_CHUNKS.
+PAGE_PIECE_CHUNKS = 8
 _PAGE_HASH_HEX = 12  # 48 bits: the fragment table is part of every cold query's transfer
 
 
@@ -320,12 +325,17 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
 
 
-def _fragment(chunks: Sequence[_Chunk]) -> bytes:
+def _pieces(chunks: Sequence[_Chunk]) -> list[bytes]:
+    """A page's fragment files: its chunks, :data:`PAGE_PIECE_CHUNKS` at a time."""
     first = chunks[0]
-    rows = [
-        [c.id, c.anchor, c.heading_path, c.url, c.flat, [list(r) for r in c.code]] for c in chunks
-    ]
-    return _gzip(_json({"source": first.source, "title": first.title, "chunks": rows}))
+    out = []
+    for at in range(0, len(chunks), PAGE_PIECE_CHUNKS):
+        rows = [
+            [c.id, c.anchor, c.heading_path, c.url, c.flat, [list(r) for r in c.code]]
+            for c in chunks[at : at + PAGE_PIECE_CHUNKS]
+        ]
+        out.append(_gzip(_json({"source": first.source, "title": first.title, "chunks": rows})))
+    return out
 
 
 def _vector_shards(index: Index) -> tuple[list[bytes], dict[str, Any] | None]:
@@ -426,11 +436,16 @@ def build_web_bundle(
 
     shards = [[first, put("terms/", data, ".bin")] for first, data in _term_shards(entries)]
     runs = _page_runs(chunks)
-    fragments = [put("pages/", _fragment(chunks[a:b]), ".bin", _PAGE_HASH_HEX) for a, b in runs]
-    if len(set(fragments)) != len(fragments):  # 48-bit names collided (or two equal pages)
-        fragments = [put("pages/", _fragment(chunks[a:b]), ".bin", 32) for a, b in runs]
+    pieces = [_pieces(chunks[a:b]) for a, b in runs]
+    page_names = [_hex(b"".join(page), _PAGE_HASH_HEX) for page in pieces]
+    if len(set(page_names)) != len(page_names):  # 48-bit names collided (or two equal pages)
+        page_names = [_hex(b"".join(page), 32) for page in pieces]
+    for name, page in zip(page_names, pieces, strict=True):
+        for n, data in enumerate(page):
+            files[f"pages/{name}-{n}.bin"] = data
     table = {
-        "files": [f[len("pages/") : -len(".bin")] for f in fragments],
+        "files": page_names,
+        "pageChunks": PAGE_PIECE_CHUNKS,
         **_section_table(chunks),
         "pageRows": np.diff([a for a, _ in runs], prepend=0).tolist(),
     }
@@ -500,7 +515,7 @@ def write_web_bundle(
             bytes=sum(map(len, files.values())),
             terms=int(json.loads(files[MANIFEST_NAME])["terms"]),
             term_shards=sum(1 for n in files if n.startswith("terms/")),
-            pages=sum(1 for n in files if n.startswith("pages/")),
+            pages=len({n.rsplit("-", 1)[0] for n in files if n.startswith("pages/")}),
             vector_shards=sum(1 for n in files if n.startswith("vectors/")),
         )
     _write_tree(out, files.items())

@@ -6,7 +6,7 @@
 // /v1/embeddings endpoint; vector and hybrid modes rank as the index does, evidence rule
 // included (index/search.py). ES module, no dependencies.
 
-const FORMAT_MAJOR = "scidx-web/1";
+const FORMAT_MAJOR = "scidx-web/2";
 export const TOKENIZER_VERSION = "scidx-tok-2";
 
 // ---- tokenizer (src/scidx/tokenize.py) ------------------------------------------------------
@@ -470,8 +470,12 @@ export class Bundle {
   async page(row) {
     const table = await this.table();
     const lo = last(table.pageStarts, row);
-    const frag = await this.file("pages/" + table.files[lo] + ".bin", (b) => JSON.parse(new TextDecoder().decode(b)));
-    return { frag, chunk: frag.chunks[row - table.pageStarts[lo]] };
+    const at = row - table.pageStarts[lo], per = table.pageChunks;
+    const piece = Math.floor(at / per);
+    const frag = await this.file("pages/" + table.files[lo] + "-" + piece + ".bin", (b) => JSON.parse(new TextDecoder().decode(b)));
+    const chunk = frag.chunks[at - piece * per];
+    if (!chunk) throw new Error("scidx bundle: a page fragment lacks row " + row);
+    return { frag, chunk };
   }
 
   /** The first k results of distinct sections (grouping.group_rows, group="section"). */
