@@ -6,10 +6,14 @@ Usage::
     nice -n 10 python benchmarks/bench_web_bundle.py --scifact   # every SciFact train query
 
 Docs mode packs the corpus (hashing provider, as a docs site would without an API key), writes
-the bundle with ``export-web`` and serves it from a loopback ``http.server`` that sends
-``Cache-Control: immutable`` for the content-hashed files and ``no-cache`` for ``index.html``
-and the manifest (what a CDN would be told). Headless Chromium (Debian's) then opens the page
-and types each query into the search box. Rows:
+the bundle with ``export-web`` and serves it from a loopback ``http.server`` that behaves as a
+CDN does: ``Cache-Control: immutable`` for the content-hashed files, ``no-cache`` and an ETag
+for ``index.html`` and the manifest, ``.html``/``.js``/``.css``/``.json`` gzipped on the wire
+(``--plain``: every file as on disk). Headless Chromium (Debian's) then opens the page and
+types each query into the search box. ``--pagefind`` (``pip install -e '.[bench]'``) also
+indexes the same Markdown pages with Pagefind (``pagefind_site.py``: rendered to HTML with
+markdown-it-py) and runs the same rows on its JS API right after scidx's, in the same browser
+(``--pagefind-site DIR`` reuses a site built before). Rows:
 
 * ``cold``: a fresh browser context (empty HTTP cache) per query: the page is loaded, the
   query typed; ``page bytes`` are the page's own load until the network is idle (HTML,
@@ -21,9 +25,10 @@ and types each query into the search box. Rows:
   reader, manifest and page table are loaded: its shards and page fragments travel).
 * ``warm``: the same browser context, the page loaded again and the cold query typed again
   (HTTP cache warm: only the revalidation of ``index.html`` and the manifest travels).
-* ``ms``: from the query's input event to the results being in the page
-  (``performance.now()`` in the page; the page waits 50 ms after the last input before it
-  searches), median over the queries.
+* ``ms``: from the query's input event (a capture listener, before the page's own) to the
+  first results in the DOM (a ``MutationObserver``), to the next animation frame after that,
+  and to the page's User Timing marks ``scidx:ranked`` (ranked) and ``scidx:results`` (every
+  hit in the DOM); the page does not debounce. Medians over the queries.
 * ``search() ms``: ``Bundle.search(q, {k: 20})`` alone, every file already in memory (the CPU
   cost of a warm query: tokenize, sum, rank, group, snippets), median over all queries.
 
@@ -276,6 +281,9 @@ def _docs(args: argparse.Namespace) -> dict[str, Any]:
     shards = sorted((bundle / name).stat().st_size for _, name in manifest["shards"])
     frags = sorted(p.stat().st_size for p in (bundle / "pages").iterdir())
     server, url = _serve(bundle, compress=not args.plain)
+    pf_url = None
+    if args.pagefind or args.pagefind_site:
+        pf_site, pf_url, pf_server = _pagefind(args, work)
     out: dict[str, Any] = {
         "index": str(index.name),
         "indexBytes": index.stat().st_size,
@@ -286,6 +294,7 @@ def _docs(args: argparse.Namespace) -> dict[str, Any]:
         "shardMedianBytes": statistics.median(shards),
         "shardMaxBytes": shards[-1],
         "pages": report.pages,
+        "fragmentFiles": len(frags),
         "fragmentMedianBytes": statistics.median(frags),
         "pageTableBytes": (bundle / manifest["pages"]).stat().st_size,
         "manifestBytes": (bundle / MANIFEST_NAME).stat().st_size,
@@ -294,34 +303,60 @@ def _docs(args: argparse.Namespace) -> dict[str, Any]:
         "exportSeconds": round(export_s, 2),
         "rows": {},
     }
+    if pf_url:
+        files = [f for f in (pf_site / "pagefind").rglob("*") if f.is_file()]
+        out["pagefind"] = {
+            "bundleBytes": sum(f.stat().st_size for f in files),
+            "bundleFiles": len(files),
+            "rows": {},
+        }
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=_chromium(), headless=True, args=FLAGS)
             for words in args.words:
                 queries = QUERIES[words]
-                rows = _rows(browser, url, queries)
-                out["rows"][words] = {
-                    kind: {
-                        key: statistics.median(r[key] for r in got)
-                        for key in (
-                            "pageBytes",
-                            "queryBytes",
-                            "requests",
-                            "ms",
-                            "frameMs",
-                            "rankedMs",
-                            "allMs",
-                        )
-                    }
-                    | {"queryBytesMax": max(r["queryBytes"] for r in got)}
-                    for kind, got in rows.items()
-                }
+                out["rows"][words] = _summary(_rows(browser, url, queries))
+                if pf_url:  # the same queries just after, in the same browser and load
+                    out["pagefind"]["rows"][words] = _summary(_rows(browser, pf_url, queries))
             out["searchMs"] = _search_ms(browser, url, manifest["reader"])
             browser.close()
     finally:
         server.shutdown()
         server.server_close()
+        if pf_url:
+            pf_server.shutdown()
+            pf_server.server_close()
     return out
+
+
+_MEDIANS = ("pageBytes", "queryBytes", "requests", "ms", "frameMs", "rankedMs", "allMs")
+
+
+def _summary(rows: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float]]:
+    return {
+        kind: {key: statistics.median(r[key] for r in got) for key in _MEDIANS}
+        | {"queryBytesMax": max(r["queryBytes"] for r in got)}
+        for kind, got in rows.items()
+    }
+
+
+def _pagefind(
+    args: argparse.Namespace, work: Path
+) -> tuple[Path, str, http.server.ThreadingHTTPServer]:
+    """Pagefind's site for the same pages (built, or ``--pagefind-site``), served alike."""
+    if args.pagefind_site:
+        site = Path(args.pagefind_site).resolve()
+    else:
+        from pagefind_site import build_pagefind_site
+
+        site = work / "pagefind-site"
+        t0 = time.perf_counter()
+        pages = build_pagefind_site(Path(args.corpus).resolve(), site)
+        print(
+            f"pagefind: {pages} pages indexed in {time.perf_counter() - t0:.0f} s", file=sys.stderr
+        )
+    server, url = _serve(site, compress=not args.plain)
+    return site, url, server
 
 
 def _search_ms(browser: Any, url: str, reader: str) -> float:
@@ -411,6 +446,10 @@ def main() -> None:
     parser.add_argument("--scifact", action="store_true", help="keyword parity, every query")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
+        "--pagefind", action="store_true", help="also Pagefind on the same pages ('.[bench]')"
+    )
+    parser.add_argument("--pagefind-site", help="a site built by pagefind_site.py before")
+    parser.add_argument(
         "--plain", action="store_true", help="serve files as on disk (no gzip for .js/.html)"
     )
     parser.add_argument("--words", type=int, nargs="*", default=sorted(QUERIES))
@@ -419,11 +458,16 @@ def main() -> None:
     if args.json or args.scifact:
         print(json.dumps(report, indent=None if args.json else 2))
         return
+    _print(report)
+
+
+def _print(report: dict[str, Any]) -> None:
     print(
         f"{report['index']}: {report['chunks']} chunks, index {report['indexBytes'] / 1e6:.1f} MB;"
         f" bundle {report['bundleBytes'] / 1e6:.2f} MB in {report['bundleFiles']} files "
         f"({report['termShards']} term shards, median {report['shardMedianBytes'] / 1e3:.1f} KB, "
-        f"max {report['shardMaxBytes'] / 1e3:.1f} KB; {report['pages']} page fragments, median "
+        f"max {report['shardMaxBytes'] / 1e3:.1f} KB; {report['pages']} pages in "
+        f"{report['fragmentFiles']} fragment files, median "
         f"{report['fragmentMedianBytes'] / 1e3:.1f} KB; page table "
         f"{report['pageTableBytes'] / 1e3:.1f} KB); reader {report['readerBytes'] / 1e3:.1f} KB, "
         f"{report['readerGzipBytes'] / 1e3:.1f} KB gzipped; export {report['exportSeconds']} s"
@@ -440,8 +484,33 @@ def main() -> None:
                 f"{r['requests']:6.0f}  {r['rankedMs']:28.1f}  {r['ms']:12.1f}  "
                 f"{r['frameMs']:10.1f}  {r['allMs']:10.1f}"
             )
+    if "pagefind" in report:
+        _print_pagefind(report)
     print(f"search() with every file in memory: {report['searchMs']:.1f} ms (median)")
     sys.stdout.flush()
+
+
+def _print_pagefind(report: dict[str, Any]) -> None:
+    pf = report["pagefind"]
+    print(
+        f"side by side: bundle scidx {report['bundleBytes'] / 1e6:.2f} MB in "
+        f"{report['bundleFiles']} files, Pagefind {pf['bundleBytes'] / 1e6:.2f} MB in "
+        f"{pf['bundleFiles']} files"
+    )
+    print(
+        "words  cache  KB page+query scidx / Pagefind (max)          "
+        "ms to first result in DOM scidx / Pagefind"
+    )
+    for words, kinds in report["rows"].items():
+        for kind, r in kinds.items():
+            q = pf["rows"][words][kind]
+            print(
+                f"{words:>5}  {kind:<5}  {(r['pageBytes'] + r['queryBytes']) / 1e3:7.1f} "
+                f"({(r['pageBytes'] + r['queryBytesMax']) / 1e3:5.1f}) / "
+                f"{(q['pageBytes'] + q['queryBytes']) / 1e3:7.1f} "
+                f"({(q['pageBytes'] + q['queryBytesMax']) / 1e3:5.1f})"
+                f"          {r['ms']:6.1f} / {q['ms']:6.1f}"
+            )
 
 
 if __name__ == "__main__":
