@@ -408,10 +408,10 @@ export class Bundle {
     return bundle;
   }
 
-  file(name, decode) {
+  file(name, decode, priority = "auto") {
     let found = this.files.get(name);
     if (!found) {
-      found = fetch(new URL(name, this.url)).then(inflate).then(decode);
+      found = fetch(new URL(name, this.url), { priority }).then(inflate).then(decode);
       found.catch(() => this.files.delete(name));
       this.files.set(name, found);
     }
@@ -467,12 +467,12 @@ export class Bundle {
     });
   }
 
-  async page(row) {
+  async page(row, priority = "auto") {
     const table = await this.table();
     const lo = last(table.pageStarts, row);
     const at = row - table.pageStarts[lo], per = table.pageChunks;
     const piece = Math.floor(at / per);
-    const frag = await this.file("pages/" + table.files[lo] + "-" + piece + ".bin", (b) => JSON.parse(new TextDecoder().decode(b)));
+    const frag = await this.file("pages/" + table.files[lo] + "-" + piece + ".bin", (b) => JSON.parse(new TextDecoder().decode(b)), priority);
     const chunk = frag.chunks[at - piece * per];
     if (!chunk) throw new Error("scidx bundle: a page fragment lacks row " + row);
     return { frag, chunk };
@@ -519,7 +519,8 @@ export class Bundle {
     const hits = new Array(results.length);
     let ready = 0; // hits[0..ready) are complete
     const onFirst = options.onFirst || null;
-    await Promise.all(results.map(({ row, score }, i) => this.page(row).then(({ frag, chunk }) => {
+    // The best hit's fragment first: it is what onFirst shows while the others arrive.
+    await Promise.all(results.map(({ row, score }, i) => this.page(row, i ? "low" : "high").then(({ frag, chunk }) => {
       const [id, anchor, headingPath, url, flat, code] = chunk;
       const s = snippet(flat, code, terms, options.snippetChars || 240);
       hits[i] = { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
