@@ -238,7 +238,7 @@ P = "staticcorpus.json"
             f'{P}: unknown key "zzzzzz"; known keys: include, exclude, embeddingProvider, '
             "model, dimensions, maxChunkChars, output, anchorStyle, generator, vectors, "
             "snippetOffsets, cacheDir, urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, "
-            "timeoutSeconds, threads, maxTokens, allowDownload, providerOptions, "
+            "timeoutSeconds, threads, maxTokens, windowOverlap, allowDownload, providerOptions, "
             "allowExternalSymlinks",
         ),
         (

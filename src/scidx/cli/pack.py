@@ -133,7 +133,7 @@ def _print_result(
             )
             if result.urls:
                 echo(f"URLs: {result.urls}")
-            _print_truncated(result.truncated, verbose=verbose)
+            _print_truncated(result, verbose=verbose)
             _print_changes(result.changes)
 
 
@@ -159,14 +159,20 @@ def _print_changes(changes: ChangeReport | None, *, always: bool = False) -> Non
             echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")
 
 
-def _print_truncated(truncated: list[str], *, verbose: bool) -> None:
-    if not truncated:
-        return
-    echo(
-        f"{len(truncated)} chunks were longer than the model's input limit and were embedded "
-        "from their beginning (the index keeps the whole text)"
-        + ("" if verbose else "; --verbose lists them")
-    )
+def _print_truncated(result: PackResult, *, verbose: bool) -> None:
+    truncated = result.truncated
+    if result.windows:
+        echo(
+            f"{result.window_chunks} chunks were longer than the model's input limit and are "
+            f"read whole: {result.windows} more windows (embedded {result.windows_embedded}, "
+            f"cached {result.windows_cached})" + ("" if verbose else "; --verbose lists the chunks")
+        )
+    elif truncated:
+        echo(
+            f"{len(truncated)} chunks were longer than the model's input limit and were embedded "
+            "from their beginning (the index keeps the whole text)"
+            + ("" if verbose else "; --verbose lists them")
+        )
     if verbose:
         for chunk_id in truncated:
-            echo(f"  truncated: {chunk_id}")
+            echo(f"  {'windowed' if result.windows else 'truncated'}: {chunk_id}")

@@ -138,8 +138,15 @@ def export_command(
             raise unreadable(index, exc) from None
         with idx:
             report = export_index(idx, postgres, table=table, schema=schema)
+            windowed = "windows" in idx.meta
     except ScidxError as exc:
         fail(exc)
+    if windowed and not quiet:
+        echo(
+            "note: window rows of long chunks are not exported (docs/postgres.md): PostgreSQL "
+            "ranks a long chunk by its first window, the index by its best one",
+            err=True,
+        )
     if as_json:
         echo(json.dumps(report.to_dict(), indent=1))
         return

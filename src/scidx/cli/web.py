@@ -49,3 +49,20 @@ def export_web_command(
         f"{report.vector_shards} vector shards)",
         err=True,
     )
+    if report.vector_shards and _has_windows(index):
+        typer.echo(
+            "note: the bundle holds each chunk's main vector only, so its vector search ranks "
+            "a long chunk by its first window (the index ranks it by its best one; "
+            "docs/web-bundle.md)",
+            err=True,
+        )
+
+
+def _has_windows(index: Path) -> bool:
+    """Whether the index has window rows of long chunks (docs/FORMAT.md §2.11)."""
+    from scidx.index.format import read_header_file
+
+    try:
+        return "windows" in read_header_file(index).meta
+    except (OSError, ScidxError):  # it was just read whole: cannot fail short of a race
+        return False

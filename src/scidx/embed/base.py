@@ -81,6 +81,23 @@ class Embedder(ABC):
             out[positions] = vectors
         return out
 
+    def window_policy(self) -> dict[str, Any] | None:
+        """How long texts are read whole (``meta.windows``), or None: no input limit.
+
+        A provider that cuts its inputs at a token limit returns ``{"tokens": int,
+        "overlap": int, "score": "max"}`` and implements :meth:`windows`; the packer then
+        embeds every later window as an extra row (FORMAT.md §2.11).
+        """
+        return None
+
+    def windows(self, texts: Sequence[str]) -> list[list[str]]:
+        """The texts of each text's windows after the first (``[]`` for a text that fits).
+
+        The default (no input limit) has none. The first window is what :meth:`embed_batch`
+        reads of the text, so its vector is the text's main vector.
+        """
+        return [[] for _ in texts]
+
     def fusion(self) -> dict[str, Any]:
         """Hybrid-search fusion settings for indexes of this provider (``meta.fusion``).
 

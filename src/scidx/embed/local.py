@@ -18,8 +18,11 @@ Contract:
   the folder path. The model id in the index stamp and in every cache key is
   ``<name>@<first 16 hex digits>``, so different weights under the same path make the index
   stale, miss the cache and fail ``pack-docs --check`` (exit 6).
-* **Truncation** — inputs longer than the sequence length are cut *in the model input only*
-  (the stored chunk text is whole); :attr:`LocalEmbedder.truncated` lists them.
+* **Windows** — a text longer than the sequence length is read whole as overlapping windows
+  (:meth:`LocalEmbedder.windows`): the main vector is the first window (the model's input cut
+  at ``max_tokens``), and the packer embeds the later windows as extra rows that vector
+  search scores by their best window (FORMAT.md §2.11). :attr:`LocalEmbedder.truncated` lists
+  the texts that needed them.
 * **Batching** — texts are tokenized once, sorted by token count and batched (at most
   ``batch_size`` texts and ``batch_size * 128`` tokens a batch), so little padding is computed.
 * **Determinism** — on one machine the vectors are bit-identical whatever the batch
@@ -108,6 +111,11 @@ FUSION: Mapping[str, Any] = {
     "vectorFloor": 0.35,
 }
 
+#: Tokens a window shares with the one before it (special tokens not counted). Measured on
+#: SciFact train with ``benchmarks/bench_local.py`` (see docs/providers.md): the overlap a
+#: window of 256 tokens needs so a passage cut by one boundary is whole in the next.
+WINDOW_OVERLAP = 64
+
 # A token budget per batch, so a batch of long texts does not allocate a huge attention tensor.
 _TOKENS_PER_TEXT_BUDGET = 128
 _QUERY_CACHE_SIZE = 256
@@ -148,6 +156,9 @@ class LocalEmbedder(Embedder):
         optimization: ONNX Runtime graph optimisation (``all``, ``extended``, ``basic``,
             ``none``). Kernels differ between levels in the last bits of the result, as they do
             between CPUs; tests use it to emulate another machine.
+        window_overlap: Tokens each window of a long text shares with the previous one
+            (default :data:`WINDOW_OVERLAP`, at most a quarter of ``max_tokens``); at most
+            half the window.
 
     Raises:
         ConfigError: The model or one of its files is missing, or a setting is invalid.
@@ -175,6 +186,7 @@ class LocalEmbedder(Embedder):
         allow_download: bool = False,
         name: str | None = None,
         optimization: str = "all",
+        window_overlap: int | None = None,
     ) -> None:
         location, repo_id = resolve_model(model, root=root, allow_download=allow_download)
         files = read_model_files(location, name=name or repo_id)
@@ -190,6 +202,18 @@ class LocalEmbedder(Embedder):
                     f"({files.onnx.parent}); use at most {limit}"
                 )
         self.max_tokens = max_tokens or files.max_tokens
+        if window_overlap is None:
+            window_overlap = min(WINDOW_OVERLAP, self.max_tokens // 4)
+        if (
+            isinstance(window_overlap, bool)
+            or not isinstance(window_overlap, int)
+            or not 0 <= window_overlap <= self.max_tokens // 2
+        ):
+            raise ConfigError(
+                f"windowOverlap must be an integer from 0 to {self.max_tokens // 2} (half of "
+                f"maxTokens {self.max_tokens}), got {window_overlap!r}"
+            )
+        self.window_overlap = window_overlap
         if threads is not None and (
             isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
         ):
@@ -213,6 +237,7 @@ class LocalEmbedder(Embedder):
         self._threads = threads
         self._optimization = optimization
         self._session: Any = None
+        self._whole: Any = None
         self._requested_dimensions = dimensions
         if (
             dimensions is not None
@@ -381,6 +406,63 @@ class LocalEmbedder(Embedder):
             rows.append(list(enc.ids))
         return rows
 
+    def _window_tokenizer(self) -> Any:
+        """The tokenizer without truncation or padding, loaded without the model.
+
+        Windows need every token's offsets, and a warm re-pack (every vector cached) must not
+        start ONNX Runtime just to find them.
+        """
+        with self._lock:
+            if self._whole is None:
+                try:
+                    import tokenizers
+                except ImportError:
+                    _import_runtime()  # raises the EmbeddingError naming the extra
+                    raise
+                whole = read_tokenizer(tokenizers, self.files.tokenizer, ProviderError, "model")
+                whole.no_truncation()
+                whole.no_padding()
+                self._whole = whole
+            return self._whole
+
+    def window_policy(self) -> dict[str, Any]:
+        """``meta.windows``: window length in tokens (special tokens included), overlap, MaxP."""
+        return {"tokens": self.max_tokens, "overlap": self.window_overlap, "score": "max"}
+
+    def windows(self, texts: Sequence[str]) -> list[list[str]]:
+        """The texts of each text's windows after the first (``[]`` when it fits).
+
+        A window is ``max_tokens`` tokens with the special tokens, so ``C = max_tokens -
+        specials`` content tokens; window ``k`` starts at content token ``k * (C - overlap)``,
+        moved back to the first token of its word (never before the previous window's start
+        + 1), and is the text from its first token's first character to its last token's last
+        character. The first window is the model's truncated input (the main vector), so only
+        the later ones are returned. Deterministic: only the tokenizer's offsets decide.
+        """
+        whole = self._window_tokenizer()
+        content = self.max_tokens - int(whole.num_special_tokens_to_add(False))
+        step = max(content - self.window_overlap, 1)
+        out: list[list[str]] = []
+        encodings = whole.encode_batch(list(texts), add_special_tokens=False)
+        for text, enc in zip(texts, encodings, strict=True):
+            n = len(enc.ids)
+            if content < 1 or n <= content:
+                out.append([])
+                continue
+            offsets, words = enc.offsets, enc.word_ids
+            parts: list[str] = []
+            start, k = 0, 1
+            while start + content < n:
+                at = min(k * step, n - 1)
+                while at > start + 1 and words[at] is not None and words[at - 1] == words[at]:
+                    at -= 1
+                start = max(at, start + 1)
+                end = min(start + content, n)
+                parts.append(text[offsets[start][0] : offsets[end - 1][1]])
+                k += 1
+            out.append(parts)
+        return out
+
     def embed_iter(self, texts: Sequence[str]) -> Iterator[tuple[list[int], Vectors]]:
         """Yield ``(positions, vectors)`` batch by batch, shortest texts first.
 
@@ -490,6 +572,9 @@ def from_config(config: object, **options: Any) -> LocalEmbedder:
         "allow_download": bool(getattr(config, "allow_download", False)),
         "root": getattr(config, "root", None),
     }
+    overlap = getattr(config, "window_overlap", None)
+    if overlap is not None:
+        kwargs["window_overlap"] = overlap
     kwargs.update(options)
     try:
         return LocalEmbedder(model, **kwargs)

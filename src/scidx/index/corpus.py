@@ -16,6 +16,7 @@ from scidx.errors import CorruptIndexError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
 from scidx.index.vectors import VectorStore
+from scidx.index.windows import Windows
 
 if TYPE_CHECKING:
     from scidx.index.offsets import SnippetOffsets
@@ -73,6 +74,9 @@ class Corpus:
     #: ``source.page``: each source's published page path, decided at pack time (FORMAT.md
     #: §2.3); None when the index has none (URLs then come from the source path alone).
     source_page: StringLookup | None = None
+    #: ``window.*``: the later windows of chunks longer than the model's input limit, scored
+    #: by their best window (FORMAT.md §2.11); None when the index has none.
+    windows: Windows | None = None
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -35,6 +35,7 @@ from scidx.index.format import REBUILD_HINT, Header, array_view, read_header, re
 from scidx.index.safety import MAX_DIMENSIONS, MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
 from scidx.index.texts import open_texts, text_columns
 from scidx.index.vectors import open_vectors
+from scidx.index.windows import open_windows
 from scidx.tokenize import TOKENIZER_VERSION
 
 __all__ = [
@@ -158,6 +159,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     store = open_vectors(buf, header, n, dims, rescore=rescore)
     # float32 indexes search the mmapped matrix itself; the others go through their store.
     vectors = store.decode_all() if store.encoding == "float32" else store
+    windows = open_windows(buf, header, n, dims, store.encoding)
 
     bm25 = _bm25_arrays(buf, header)
     offsets = _snippet_offsets(buf, header, n)
@@ -183,6 +185,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         source_root=source_root,
         snippet_arrays=offsets,
         source_page=source_page,
+        windows=windows,
     )
 
 

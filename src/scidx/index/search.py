@@ -420,7 +420,10 @@ class Searcher:
     def _vector_top_k(self, q: npt.NDArray[np.float32], k: int) -> tuple[_Rows, _Scores]:
         """The best ``k`` rows by cosine; a binary index rescores its Hamming pre-ranking."""
         store = self.corpus.store
-        pool = store.candidates(q, k) if store is not None else None
+        # Windows score every chunk exactly: a Hamming pre-ranking of the main rows alone
+        # could drop a chunk whose best window is not its first.
+        windowed = self.corpus.windows is not None and len(self.corpus.windows) > 0
+        pool = store.candidates(q, k) if store is not None and not windowed else None
         if pool is not None and store is not None:
             return top_k(pool, store.score_rows(pool, q), k)
         return top_k_dense(self.vector_scores(q), k)
@@ -430,11 +433,15 @@ class Searcher:
 
         One matrix-vector product straight over the memory map, no copy: for float32 one BLAS
         product at a time in the process, for int8 and binary the rows split over one thread
-        per core (see :mod:`scidx.index.vectors`).
+        per core (see :mod:`scidx.index.vectors`). A chunk with window rows scores its best
+        window (:mod:`scidx.index.windows`).
         """
         store = self.corpus.store
         assert store is not None  # always set when the corpus is built
-        return np.asarray(store @ q, dtype=np.float32)
+        scores = np.asarray(store @ q, dtype=np.float32)
+        if self.corpus.windows is not None:
+            self.corpus.windows.best(scores, q)
+        return scores
 
     def _expand(
         self, qvec: npt.NDArray[np.float32], kw_rows: _Rows, kw_scores: _Scores

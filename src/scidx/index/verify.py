@@ -57,6 +57,8 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
         corpus.offsets.verify(src)
     assert corpus.store is not None  # always set by build_corpus
     corpus.store.verify()
+    if corpus.windows is not None:
+        corpus.windows.verify()
     if corpus.store.encoding == "float32":
         # Compact encodings are approximate by design; float32 rows must be unit length.
         _verify_vectors(src, corpus.store.decode_all())

@@ -64,8 +64,10 @@ __all__ = [
 #: the budget split inside; 5: clean text in ``chunk.plain``, read by BM25 and the embedder
 #: instead of the Markdown; 6: the ``snippet.*`` offsets; 7: format 2, chunk texts compressed
 #: in ``text.*``; 8: generator flavours, no empty chunks, titles never empty: chunker 5;
-#: 9: ``source.page``, URL templates derived from the generator's config, VitePress anchors).
-PACKER_VERSION = "scidx-pack-10"
+#: 9: ``source.page``, URL templates derived from the generator's config, VitePress anchors;
+#: 10: format 3, ``<u2`` postings rows and 6-byte snippet occurrences; 11: the ``window.*``
+#: rows of chunks longer than the provider's input limit).
+PACKER_VERSION = "scidx-pack-11"
 
 
 GENERATOR = f"scidx {__version__}"

@@ -62,7 +62,7 @@ AnchorStyle = Literal["github", "mkdocs", "vitepress", "docutils"]
 PROVIDERS = ("hashing", "openai", "local")
 DEFAULT_MODELS = {"hashing": "hashing-v2", "openai": OPENAI_DEFAULT_MODEL}
 # Keys that only the local provider reads.
-_LOCAL_KEYS = ("threads", "maxTokens", "allowDownload")
+_LOCAL_KEYS = ("threads", "maxTokens", "windowOverlap", "allowDownload")
 ANCHOR_STYLES = ("github", "mkdocs", "vitepress", "docutils")
 _DEFAULT_ANCHORS = {"mkdocs": "mkdocs", "vitepress": "vitepress", "myst": "docutils"}
 # Full vector lengths of the OpenAI models scidx knows (from the one model table).
@@ -78,6 +78,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "concurrency": (1, 64),
     "threads": (1, 256),
     "maxTokens": (2, 1_000_000),
+    "windowOverlap": (0, 500_000),
 }
 _HASHING_MIN_DIMENSIONS = 8
 _MAX_TIMEOUT = 3600.0
@@ -106,6 +107,7 @@ KNOWN_KEYS = (
     "timeoutSeconds",
     "threads",
     "maxTokens",
+    "windowOverlap",
     "allowDownload",
     "providerOptions",
     "allowExternalSymlinks",
@@ -152,6 +154,8 @@ class Config:
         timeout: Seconds before an embedding request is abandoned.
         threads: ``local``: ONNX Runtime threads (None: one per core).
         max_tokens: ``local``: cut model inputs at this many tokens (None: the model's limit).
+        window_overlap: ``local``: tokens each window of a long chunk shares with the previous
+            one (None: the provider's default, ``scidx.embed.local.WINDOW_OVERLAP``).
         allow_download: ``local``: fetch a Hugging Face model id missing from the local cache.
         provider_options: A plugin provider's own settings (a JSON object).
         allow_external_symlinks: Follow symlinks that resolve outside ``root`` (off by
@@ -185,6 +189,7 @@ class Config:
     timeout: float = 60.0
     threads: int | None = None
     max_tokens: int | None = None
+    window_overlap: int | None = None
     allow_download: bool = False
     provider_options: dict[str, Any] | None = None
     site: Site | None = None
@@ -224,6 +229,8 @@ class Config:
         # Only when set, so that configs without them keep the hash they always had.
         if self.max_tokens is not None:
             out["maxTokens"] = self.max_tokens
+        if self.window_overlap is not None:
+            out["windowOverlap"] = self.window_overlap
         if self.provider_options:
             out["providerOptions"] = self.provider_options
         if self.source_root is not None:
@@ -524,6 +531,11 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     concurrency = check.integer("concurrency", 4, *_INT_RANGES["concurrency"])
     threads = check.integer("threads", 0, *_INT_RANGES["threads"]) or None
     max_tokens = check.integer("maxTokens", 0, *_INT_RANGES["maxTokens"]) or None
+    window_overlap = (
+        check.integer("windowOverlap", 0, *_INT_RANGES["windowOverlap"])
+        if "windowOverlap" in data
+        else None
+    )
     allow_download = data.get("allowDownload", False)
     if not isinstance(allow_download, bool):
         raise check.fail("allowDownload", "true or false")
@@ -591,6 +603,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         timeout=timeout,
         threads=threads,
         max_tokens=max_tokens,
+        window_overlap=window_overlap,
         allow_download=allow_download,
         provider_options=dict(provider_options) if provider_options else None,
         allow_external_symlinks=allow_external,

@@ -68,6 +68,7 @@ from scidx.pack.progress import Progress, noop_progress
 from scidx.pack.records import Record, validate_records
 from scidx.pack.site import describe_urls
 from scidx.pack.sources import ScannedInput, scan_inputs
+from scidx.pack.windows import WindowVectors, embed_windows
 from scidx.pack.workers import Pool, chunk_all
 
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
@@ -96,6 +97,11 @@ class PackResult:
         embed_seconds: Wall time spent getting vectors (cache and provider).
         urls: Where the index's URLs come from when a generator config was found (the
             template derived from it, or why none was), else ``""``.
+        windows: Extra window rows stored for chunks longer than the provider's input limit
+            (FORMAT.md §2.11); 0 for a provider without one.
+        window_chunks: Chunks that have extra windows.
+        windows_embedded: Distinct window texts the provider embedded.
+        windows_cached: Distinct window texts found in the cache.
     """
 
     output: Path | None
@@ -114,6 +120,17 @@ class PackResult:
     truncated: list[str] = field(default_factory=list)
     embed_seconds: float = 0.0
     urls: str = ""
+    windows: int = 0
+    window_chunks: int = 0
+    windows_embedded: int = 0
+    windows_cached: int = 0
+
+    def add_windows(self, found: WindowVectors) -> None:
+        """Record what :func:`~scidx.pack.windows.embed_windows` did."""
+        self.windows = found.count
+        self.window_chunks = found.chunks
+        self.windows_embedded = found.embedded
+        self.windows_cached = found.hits
 
     @property
     def distinct(self) -> int:
@@ -142,6 +159,13 @@ class PackResult:
         }
         if self.truncated:
             out["truncated"] = list(self.truncated)
+        if self.windows:
+            out["windows"] = {
+                "rows": self.windows,
+                "chunks": self.window_chunks,
+                "embedded": self.windows_embedded,
+                "cacheHits": self.windows_cached,
+            }
         rate = self.chunks_per_second
         if rate is not None:
             out["chunksPerSecond"] = round(rate, 1)
@@ -261,6 +285,15 @@ def pack_records(
             progress=report,
             encoding=vectors,
         )
+        found = embed_windows(
+            valid,
+            emb,
+            cache_dir=Path(cache_dir) if cache_dir else None,
+            use_cache=use_cache,
+            progress=report,
+            encoding=vectors,
+        )
+        vector_arrays.update(found.arrays)
         embed_seconds = time.perf_counter() - embed_started
         report("index", 0, 1)
         # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
@@ -272,6 +305,8 @@ def pack_records(
     finally:
         pool.close()
     meta = _records_meta(emb, url_template, source_root)
+    if found.meta is not None:
+        meta["windows"] = found.meta
     arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25)
     del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
@@ -284,6 +319,7 @@ def pack_records(
         truncated=_truncated(emb),
         embed_seconds=embed_seconds,
     )
+    result.add_windows(found)
     if output is None:
         result.data = _in_memory(arrays, meta, built)
         result.output_bytes = len(result.data)
@@ -369,7 +405,10 @@ def pack_docs(
     finally:
         pool.close()
     pages = source_pages(run.cfg.site, valid)
-    arrays, meta, built = encode_records(valid, vector_arrays, _header_meta(run), bm25, pages)
+    header = _header_meta(run)
+    if "window.chunk" in vector_arrays:
+        header["windows"] = run.embedder.window_policy()
+    arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages)
     del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
     if check:
@@ -410,6 +449,16 @@ def _embed_and_index(
         seed=seed,
         encoding=run.cfg.vectors,
     )
+    found = embed_windows(
+        valid,
+        run.embedder,
+        cache_dir=run.cfg.cache_dir,
+        use_cache=use_cache,
+        progress=report,
+        encoding=run.cfg.vectors,
+    )
+    vector_arrays.update(found.arrays)
+    result.add_windows(found)
     result.embed_seconds = time.perf_counter() - embed_started
     result.truncated = _truncated(run.embedder)
     report("index", 0, 1)
