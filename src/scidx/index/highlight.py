@@ -285,7 +285,7 @@ def snippet_from_offsets(
     such term of a run counting), so with the same words found the result equals
     :func:`build_snippet`'s. ``is_flat`` says ``text`` is its own flat text.
 
-    A 32-bit key can belong to two terms, so candidates are checked with the tokenizer
+    A 16-bit key can belong to two terms, so candidates are checked with the tokenizer
     (memoised per word). The ones the snippet shows are checked first: when they all hold,
     the window is the right one, because a false candidate elsewhere can only have raised the
     score of another window, which still lost. Otherwise every candidate is checked.
