@@ -383,3 +383,12 @@ def test_the_sliding_window_picks_the_defined_window() -> None:
         matches = [(a, a + rng.randint(1, 12), rng.randint(0, 4)) for a in pos]
         budget = rng.randint(1, 200)
         assert _window(matches, budget) == _best_window(matches, budget), (matches, budget)
+
+
+def test_an_index_without_any_occurrence_reads_snippets(tmp_path: Path) -> None:
+    """M = 0 (every word a stop word or one letter): ``snippet.occ`` is [0, 3], not an error."""
+    out = tmp_path / "none.scidx"
+    pack_records([{"id": "a", "text": "x y the of"}], out, use_cache=False)
+    assert format.read_header(out.read_bytes()).arrays["snippet.occ"].shape == (0, 3)
+    with load(out) as idx:
+        assert idx.chunk(0).snippet == "x y the of"

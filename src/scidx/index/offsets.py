@@ -125,7 +125,8 @@ _KEYS: dict[str, int] = {}
 
 def _bytes_of(arr: npt.NDArray[Any], dtype: type[np.generic]) -> memoryview:
     """A byte view of ``arr`` as native ``dtype`` (no copy for a mapped little-endian array)."""
-    native: Any = np.ascontiguousarray(arr, dtype=dtype)
+    # Flattened first: memoryview cannot cast a [0, 3] view (an index without any occurrence).
+    native: Any = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
     return memoryview(native).cast("B")
 
 
