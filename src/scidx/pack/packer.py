@@ -277,23 +277,9 @@ def pack_records(
     try:
         bm25_pending = pool.start_bm25(valid, snippet_offsets=snippet_offsets)
         embed_started = time.perf_counter()
-        vector_arrays, hits, misses, duplicates = embed_records(
-            valid,
-            pool.wrap(emb),
-            cache_dir=Path(cache_dir) if cache_dir else None,
-            use_cache=use_cache,
-            progress=report,
-            encoding=vectors,
+        vector_arrays, hits, misses, duplicates, found = _embed_with_windows(
+            valid, emb, pool, Path(cache_dir) if cache_dir else None, use_cache, report, vectors
         )
-        found = embed_windows(
-            valid,
-            emb,
-            cache_dir=Path(cache_dir) if cache_dir else None,
-            use_cache=use_cache,
-            progress=report,
-            encoding=vectors,
-        )
-        vector_arrays.update(found.arrays)
         embed_seconds = time.perf_counter() - embed_started
         report("index", 0, 1)
         # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
@@ -331,6 +317,31 @@ def pack_records(
         report("write", 1, 1)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _embed_with_windows(
+    valid: list[Record],
+    emb: Embedder,
+    pool: Pool,
+    cache_dir: Path | None,
+    use_cache: bool,
+    report: Progress,
+    encoding: str,
+) -> tuple[dict[str, Any], int, int, int, WindowVectors]:
+    """Every record's vector rows and its extra windows': arrays, hits, misses, dups, windows."""
+    vector_arrays, hits, misses, duplicates = embed_records(
+        valid,
+        pool.wrap(emb),
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        progress=report,
+        encoding=encoding,
+    )
+    found = embed_windows(
+        valid, emb, cache_dir=cache_dir, use_cache=use_cache, progress=report, encoding=encoding
+    )
+    vector_arrays.update(found.arrays)
+    return vector_arrays, hits, misses, duplicates, found
 
 
 def pack_docs(
