@@ -6,6 +6,7 @@ stays fast on 2 cores.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,36 @@ def test_cli_summary_counts_the_windows(
     with load(tmp_path / "docs.scidx", model_dir=minilm) as idx:
         assert idx.meta["windows"] == {"tokens": 32, "overlap": 4, "score": "max"}
         assert idx.search(QUERY, mode="vector", k=1)[0].id == "docs/long.md:long:0"
+
+
+def test_dry_run_counts_the_windows(
+    minilm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--dry-run says how many windows a real pack would store, and which it would embed."""
+    cfg = make_project(tmp_path, minilm, maxTokens=32, windowOverlap=4, cacheDir="cache")
+    (tmp_path / "docs" / "long.md").write_text(f"# Long\n\n{FILLER} {TAIL}\n", encoding="utf-8")
+    code, out, err = run(["pack-docs", "--config", str(cfg), "--dry-run", "--json"], capsys)
+    assert code == 0, err
+    plan = json.loads(out)["dryRun"]
+    assert not (tmp_path / "docs.scidx").exists()
+    code, out, err = run(["pack-docs", "--config", str(cfg), "--json"], capsys)
+    assert code == 0, err
+    packed = json.loads(out)["windows"]
+    assert packed["rows"] > 0
+    # The plan counts what the real pack then stored and embedded.
+    assert plan["windows"] == {
+        "rows": packed["rows"],
+        "chunks": packed["chunks"],
+        "cached": 0,
+        "sent": packed["embedded"],
+    }
+    code, out, err = run(["pack-docs", "--config", str(cfg), "--dry-run"], capsys)
+    assert code == 0, err
+    rows, chunks = packed["rows"], packed["chunks"]
+    assert (
+        f"; {chunks} longer than the model's input limit, read as {rows} more windows "
+        f"({packed['embedded']} already embedded, 0 would be sent); nothing sent"
+    ) in out, out
 
 
 def test_window_overlap_is_a_local_setting(tmp_path: Path) -> None:

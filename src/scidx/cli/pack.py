@@ -103,6 +103,13 @@ def _print_result(
             + (f" in {plan.requests} requests" if plan.requests else "")
             + (f", ~{plan.tokens} tokens" if plan.tokens is not None else "")
             + (f", est. ${cost:.4f}" if isinstance(cost, (int, float)) else "")
+            + (
+                f"; {plan.window_chunks} longer than the model's input limit, read as "
+                f"{plan.windows} more windows ({plan.windows_cached} already embedded, "
+                f"{plan.windows_sent} would be sent)"
+                if plan.windows
+                else ""
+            )
             + "; nothing sent, nothing written"
         )
     elif check:

@@ -291,6 +291,11 @@ class DryRunPlan:
         requests: Provider requests it would take (0 for offline providers).
         tokens: Estimated tokens, when the provider can tell.
         cost_usd: Estimated cost in US dollars, when the provider can tell.
+        windows: Extra window rows the index would store for chunks longer than the
+            provider's input limit (FORMAT.md §2.11; 0 for providers without a limit).
+        window_chunks: Chunks that would have extra windows.
+        windows_cached: Distinct window texts already in the cache or the previous index.
+        windows_sent: Distinct window texts that would be sent.
     """
 
     chunks: int
@@ -298,16 +303,28 @@ class DryRunPlan:
     requests: int = 0
     tokens: int | None = None
     cost_usd: float | None = 0.0
+    windows: int = 0
+    window_chunks: int = 0
+    windows_cached: int = 0
+    windows_sent: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """The plan as JSON-ready data (``--json``'s ``dryRun``)."""
-        return {
+        """The plan as JSON-ready data (``--json``'s ``dryRun``; ``windows`` only when any)."""
+        out: dict[str, Any] = {
             "chunks": self.chunks,
             "cached": self.cached,
             "requests": self.requests,
             "tokens": self.tokens,
             "cost_usd": self.cost_usd,
         }
+        if self.windows:
+            out["windows"] = {
+                "rows": self.windows,
+                "chunks": self.window_chunks,
+                "cached": self.windows_cached,
+                "sent": self.windows_sent,
+            }
+        return out
 
 
 def change_report(
@@ -334,6 +351,30 @@ def change_report(
     )
 
 
+def _missing(
+    texts: Sequence[str],
+    embedder: Embedder,
+    cache_dir: Path | None,
+    use_cache: bool,
+    seed: Mapping[bytes, np.ndarray],
+) -> tuple[list[str], int]:
+    """The distinct texts neither ``seed`` nor the disk cache has, and the distinct count."""
+    from scidx.pack.cache import cache_key
+
+    distinct = {
+        cache_key(embedder.provider_id, embedder.model_id, embedder.dimensions, t): t for t in texts
+    }
+    missing = {key: text for key, text in distinct.items() if key not in seed}
+    if use_cache and missing:
+        cache = EmbeddingCache(default_cache_dir(cache_dir))
+        try:
+            for key in cache.get_many(list(missing)):
+                missing.pop(key, None)
+        finally:
+            cache.close()
+    return list(missing.values()), len(distinct)
+
+
 def dry_run_plan(
     records: Sequence[Record],
     embedder: Embedder,
@@ -341,26 +382,29 @@ def dry_run_plan(
     use_cache: bool,
     seed: Mapping[bytes, np.ndarray],
 ) -> DryRunPlan:
-    """Which chunks a real pack would send to the provider, and the estimated cost."""
-    from scidx.pack.cache import cache_key
+    """Which chunks (and windows of long chunks) a real pack would send, and the estimated cost.
 
-    texts = {}
-    for text in record_texts(records):
-        key = cache_key(embedder.provider_id, embedder.model_id, embedder.dimensions, text)
-        if key not in seed:
-            texts[key] = text
-    if use_cache and texts:
-        cache = EmbeddingCache(default_cache_dir(cache_dir))
-        try:
-            for key in cache.get_many(list(texts)):
-                texts.pop(key, None)
-        finally:
-            cache.close()
-    missing = list(texts.values())
+    Windows are counted as a real pack stores them (``window.*`` rows: every window after a
+    long chunk's first) and looked up by their own text, as the packer caches them.
+    """
+    texts = record_texts(records)
+    missing, _ = _missing(texts, embedder, cache_dir, use_cache, seed)
+    windows: dict[str, int] = {}
+    if embedder.window_policy() is not None:
+        parts = embedder.windows(texts)
+        flat = [w for ws in parts for w in ws]
+        if flat:
+            unsent, distinct = _missing(flat, embedder, cache_dir, use_cache, seed)
+            windows = {
+                "windows": len(flat),
+                "window_chunks": sum(1 for ws in parts if ws),
+                "windows_cached": distinct - len(unsent),
+                "windows_sent": len(unsent),
+            }
     estimate = getattr(embedder, "estimate", None)
     cached = len(records) - len(missing)
     if not callable(estimate):
-        return DryRunPlan(chunks=len(missing), cached=cached)
+        return DryRunPlan(chunks=len(missing), cached=cached, **windows)
     est = dict(estimate(missing))
     return DryRunPlan(
         chunks=int(est.get("chunks", len(missing))),
@@ -368,4 +412,5 @@ def dry_run_plan(
         requests=int(est.get("requests") or 0),
         tokens=est.get("tokens"),
         cost_usd=est.get("cost_usd"),
+        **windows,
     )
