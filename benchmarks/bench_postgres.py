@@ -3,7 +3,17 @@
 Usage (from the project root, with ``pip install -e '.[test]'``)::
 
     nice -n 10 .venv/bin/python benchmarks/bench_postgres.py [--shared ../shared] \
-        [--sizes 5k,100k] [--queries 200] [--dims 256] [--json out.json]
+        [--sizes 5k,100k] [--queries 200] [--dims 256] [--json out.json] \
+        [--modes pg_keyword,pg_hybrid_hnsw,...] [--packed DIR]
+
+``--modes`` measures only the named rows (``file_keyword``, ``file_vector``, ``file_hybrid``,
+``pg_keyword``, ``pg_vector_hnsw``, ``pg_vector_exact``, ``pg_hybrid_hnsw``,
+``pg_hybrid_exact``, ``reference_hybrid``; the reference's ``tsvector`` column is built only
+when ``reference_hybrid`` is measured); ``--packed DIR`` keeps each size's packed file as
+``DIR/<size>.scidx`` and reuses it (the 1m pack alone takes tens of minutes). At 1m::
+
+    nice -n 10 .venv/bin/python benchmarks/bench_postgres.py --sizes 1m --queries 100 \
+        --modes file_keyword,file_hybrid,pg_keyword,pg_hybrid_hnsw --packed /tmp/scidx-bench
 
 Corpora: SciFact (5,183 chunks, "5k") and SciFact repeated ×20 with distinct ids and sources
 ("100k", 103,660 chunks), packed with the offline hashing provider. For each size, in one run
@@ -79,11 +89,20 @@ def records(corpus: list[dict[str, str]], copies: int) -> list[dict[str, str]]:
     ]
 
 
-def pack(recs: list[dict[str, str]], dims: int) -> tuple[Index, float, bytes]:
+def pack(
+    recs: list[dict[str, str]], dims: int, cached: Path | None = None
+) -> tuple[Index, float, bytes]:
+    if cached is not None and cached.exists():
+        data = cached.read_bytes()
+        return load_bytes(data, source=str(cached)), float("nan"), data
     t0 = time.perf_counter()
     result = pack_records(recs, None, embedder=HashingEmbedder(dimensions=dims), use_cache=False)
     assert result.data is not None
     took = time.perf_counter() - t0
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.with_suffix(".tmp").write_bytes(result.data)
+        cached.with_suffix(".tmp").replace(cached)
     return load_bytes(result.data, source="bench.scidx"), took, result.data
 
 
@@ -102,12 +121,13 @@ def latencies(fn: Any, queries: list[str]) -> tuple[float, float, list[Any]]:
 def bench_size(
     server: PgServer, name: str, copies: int, corpus: list[dict[str, str]], queries: list[str],
     dims: int, incremental: bool, qrels: dict[str, dict[str, int]] | None,
+    modes: set[str] | None = None, packed: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     import os
 
     row: dict[str, Any] = {"size": name, "load_average_at_start": os.getloadavg()[0]}
     recs = records(corpus, copies)
-    idx, row["pack_s"], data = pack(recs, dims)
+    idx, row["pack_s"], data = pack(recs, dims, packed / f"{name}.scidx" if packed else None)
     row["chunks"] = len(idx)
     table = f"bench_{name}"
     report = export_index(idx, server.dsn, table=table)
@@ -129,7 +149,9 @@ def bench_size(
         export_index(idx, server.dsn, table=table)  # back to the measured index
     import psycopg
 
-    reference_setup(server.dsn, table, row)
+    wanted = set(MODES) if modes is None else modes
+    if "reference_hybrid" in wanted:
+        reference_setup(server.dsn, table, row)
 
     with psycopg.connect(server.dsn) as conn:
         for label, rel in (
@@ -164,33 +186,17 @@ def bench_size(
             ("pg_vector_exact", pg_rank(pg_exact, "vector")),
             ("pg_hybrid_hnsw", pg_rank(pg, "hybrid")),
             ("pg_hybrid_exact", pg_rank(pg_exact, "hybrid")),
-            ("reference_hybrid", reference_rank(server.dsn, table, pg)),
+            ("reference_hybrid", None),
         ):
+            if label not in wanted:
+                continue
+            if label == "reference_hybrid":
+                fn = reference_rank(server.dsn, table, pg)
             p50, p95, out = latencies(fn, queries)
             row[f"{label}_p50_ms"] = round(p50, 2)
             row[f"{label}_p95_ms"] = round(p95, 2)
             results[label] = out
-    row["keyword_top10_equal_file"] = sum(
-        a == b for a, b in zip(results["file_keyword"], results["pg_keyword"], strict=True)
-    ) / len(queries)
-    recall = []
-    for approx, exact in zip(results["pg_vector_hnsw"], results["pg_vector_exact"], strict=True):
-        want = {cid for cid, _ in exact}
-        recall.append(len(want & {cid for cid, _ in approx}) / max(len(want), 1))
-    row["hnsw_recall@10"] = round(statistics.mean(recall), 4)
-    exact_vs_file = []
-    for a, b in zip(results["pg_vector_exact"], results["file_vector"], strict=True):
-        exact_vs_file.append(len({x for x, _ in a} & {x for x, _ in b}) / max(len(b), 1))
-    row["exact_vector_overlap_with_file@10"] = round(statistics.mean(exact_vs_file), 4)
-    if copies == 1:
-        for ef in (40, 100, 200):
-            with PostgresRetriever(server.dsn, table=table, ef_search=ef) as r:
-                got = [r.rank(q, k=10, mode="vector") for q in queries]
-            rec = [
-                len({a for a, _ in g} & {b for b, _ in e}) / max(len(e), 1)
-                for g, e in zip(got, results["pg_vector_exact"], strict=True)
-            ]
-            row[f"hnsw_recall@10_ef{ef}"] = round(statistics.mean(rec), 4)
+    derived(row, results, queries, copies, server, table)
     with PostgresRetriever(server.dsn, table=table) as r:
         row["plans"] = plans(r, queries[0])
     if qrels is not None:
@@ -198,6 +204,8 @@ def bench_size(
 
         for label in ("file_hybrid", "pg_hybrid_hnsw", "pg_hybrid_exact", "reference_hybrid",
                       "file_keyword", "pg_keyword"):  # fmt: skip
+            if label not in results:
+                continue
             runs = {
                 q: dict(r)
                 for q, r in zip(QIDS[: len(queries)], results[label], strict=True)
@@ -207,6 +215,50 @@ def bench_size(
             row[f"{label}_ndcg@10"] = round(got_m["ndcg@10"], 4)
     idx.close()
     return row
+
+
+MODES = (
+    "file_keyword", "file_vector", "file_hybrid", "pg_keyword", "pg_vector_hnsw",
+    "pg_vector_exact", "pg_hybrid_hnsw", "pg_hybrid_exact", "reference_hybrid",
+)  # fmt: skip
+
+
+def derived(
+    row: dict[str, Any], results: dict[str, Any], queries: list[str], copies: int,
+    server: PgServer, table: str,
+) -> None:  # fmt: skip
+    """Parity and recall figures, from the rows that were measured."""
+    if "file_keyword" in results and "pg_keyword" in results:
+        row["keyword_top10_equal_file"] = sum(
+            a == b for a, b in zip(results["file_keyword"], results["pg_keyword"], strict=True)
+        ) / len(queries)
+    if "file_hybrid" in results and "pg_hybrid_hnsw" in results:
+        row["hybrid_top10_ids_equal_file"] = sum(
+            [x for x, _ in a] == [x for x, _ in b]
+            for a, b in zip(results["file_hybrid"], results["pg_hybrid_hnsw"], strict=True)
+        ) / len(queries)
+    if "pg_vector_hnsw" not in results or "pg_vector_exact" not in results:
+        return
+    recall = []
+    for approx, exact in zip(results["pg_vector_hnsw"], results["pg_vector_exact"], strict=True):
+        want = {cid for cid, _ in exact}
+        recall.append(len(want & {cid for cid, _ in approx}) / max(len(want), 1))
+    row["hnsw_recall@10"] = round(statistics.mean(recall), 4)
+    if "file_vector" in results:
+        exact_vs_file = [
+            len({x for x, _ in a} & {x for x, _ in b}) / max(len(b), 1)
+            for a, b in zip(results["pg_vector_exact"], results["file_vector"], strict=True)
+        ]
+        row["exact_vector_overlap_with_file@10"] = round(statistics.mean(exact_vs_file), 4)
+    if copies == 1:
+        for ef in (40, 100, 200):
+            with PostgresRetriever(server.dsn, table=table, ef_search=ef) as r:
+                got = [r.rank(q, k=10, mode="vector") for q in queries]
+            rec = [
+                len({a for a, _ in g} & {b for b, _ in e}) / max(len(e), 1)
+                for g, e in zip(got, results["pg_vector_exact"], strict=True)
+            ]
+            row[f"hnsw_recall@10_ef{ef}"] = round(statistics.mean(rec), 4)
 
 
 def plans(r: PostgresRetriever, query: str) -> dict[str, str]:
@@ -330,6 +382,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dims", type=int, default=256)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--modes", default=None, help="measure only these rows (comma-separated)")
+    ap.add_argument("--packed", type=Path, default=None, help="keep/reuse packed files here")
     args = ap.parse_args()
     corpus, queries = read_scifact(args.shared)
     queries = queries[: args.queries]
@@ -337,15 +391,19 @@ def main() -> None:
     server = PgServer().start()
     rows = []
     try:
-        if "5k" in args.sizes.split(","):
+        modes = None if args.modes is None else set(args.modes.split(","))
+        if modes is not None and modes - set(MODES):
+            raise SystemExit(f"unknown --modes: {sorted(modes - set(MODES))}")
+        if "5k" in args.sizes.split(",") and modes is None:
             row = compact(server, corpus, queries, args.dims)
             print(json.dumps(row), flush=True)  # noqa: T201
             rows.append(row)
         for name in args.sizes.split(","):
             n = copies[name]
             row = bench_size(
-                server, name, n, corpus, queries, args.dims, n <= 1, QRELS if n == 1 else None
-            )
+                server, name, n, corpus, queries, args.dims, n <= 1,
+                QRELS if n == 1 else None, modes, args.packed,
+            )  # fmt: skip
             print(json.dumps(row), flush=True)  # noqa: T201
             rows.append(row)
     finally:

@@ -5,6 +5,7 @@ One throwaway cluster serves the whole module; each test writes its own tables.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -219,6 +220,37 @@ def test_reexport_after_an_edit_writes_only_the_changed_rows(pg: PgServer) -> No
     with psycopg.connect(pg.dsn) as conn:
         terms = conn.execute("SELECT count(*) FROM t_edit_terms").fetchone()
     assert terms == (len(v2._live().corpus.bm25.term_hash),)
+    _assert_max_impacts(pg, "t_edit")
+    # The exact cut (forced on these few postings) relies on max_impact: still the file's.
+    with _every_query_cut(), PostgresRetriever(pg.dsn, table="t_edit") as r:
+        for q in ("ship logs to cloud storage", "kelpie doctor", "checksum", "kubernetes pod"):
+            for mode in ("keyword", "hybrid"):
+                request = RetrievalRequest(q, k=3, mode=mode)
+                got, want = _pg_matches(r, request), _file_matches(v2, request)
+                assert [m[0] for m in got] == [m[0] for m in want], (q, mode)
+
+
+def _assert_max_impacts(pg: PgServer, table: str) -> None:
+    """Every term's max_impact is the largest impact of its postings (the exact cut's bound)."""
+    with psycopg.connect(pg.dsn) as conn:
+        wrong = conn.execute(
+            f"SELECT count(*) FROM {table}_terms t WHERE max_impact IS DISTINCT FROM "
+            f"(SELECT max(impact) FROM {table}_postings p WHERE p.term_id = t.term_id)"
+        ).fetchone()
+    assert wrong == (0,)
+
+
+@contextlib.contextmanager
+def _every_query_cut() -> Iterator[None]:
+    """Run the keyword cut (scidx.postgres.queries) for every query, however few postings."""
+    from scidx.postgres import queries
+
+    saved = queries.PRUNE_POSTINGS
+    queries.PRUNE_POSTINGS = 0
+    try:
+        yield
+    finally:
+        queries.PRUNE_POSTINGS = saved
 
 
 def test_an_edit_that_keeps_the_corpus_statistics_recomputes_only_its_terms(
@@ -245,10 +277,13 @@ def test_an_edit_that_keeps_the_corpus_statistics_recomputes_only_its_terms(
     moved = {h for (h, d), x in after.items() if before.get((h, d)) != x}
     kube = int(np.uint64(term_hash(query_terms("kubernetes")[0])).view(np.int64))
     assert kube in moved and len(moved) < len({h for h, _ in after}) / 2
+    _assert_max_impacts(pg, "t_swap")
     with PostgresRetriever(pg.dsn, table="t_swap") as r:
         for q in ("kubernetes pod", "uploads fail", "access denied credentials"):
             request = RetrievalRequest(q, k=8, mode="keyword")
             assert _pg_matches(r, request) == _file_matches(v2, request)
+            with _every_query_cut():
+                assert _pg_matches(r, request) == _file_matches(v2, request)
 
 
 def test_a_different_embedding_model_rebuilds_the_table(pg: PgServer) -> None:
@@ -496,6 +531,25 @@ def test_scifact_keyword_top10_equals_the_file_for_every_train_query(
         for qid, text in data.queries.items():
             want = idx.rank(text, k=10, mode="keyword")
             assert r.rank(text, k=10, mode="keyword") == want, qid
+
+
+def test_scifact_the_exact_keyword_cut_ranks_like_the_file(
+    scifact: tuple[Index, Any, bytes], pg: PgServer
+) -> None:
+    # At 5k chunks most queries have too few postings for the cut; forced on for all of them
+    # here, it must still give the file's top 10 (ids and scores, every tie) for each query,
+    # and hybrid the same results as without it.
+    idx, data, _ = scifact
+    texts = list(data.queries.values())
+    with PostgresRetriever(pg.dsn, table="t_scifact") as r:
+        plain = [r.rank(text, k=10, mode="hybrid") for text in texts[:80]]
+        with _every_query_cut():
+            for text in texts[:400]:
+                assert r.rank(text, k=10, mode="keyword") == idx.rank(text, k=10, mode="keyword")
+            cut = [r.rank(text, k=10, mode="hybrid") for text in texts[:80]]
+            assert r.rank(texts[0], k=3, mode="keyword", source="nowhere/") == []
+    assert cut == plain
+    _assert_max_impacts(pg, "t_scifact")
 
 
 def test_scifact_hybrid_ndcg_within_0005_of_the_file(

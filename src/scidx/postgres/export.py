@@ -593,7 +593,7 @@ def export_index(
             fp = file_postings(index)
             rows = _read_rows(index, vec, fp.doc_len)
             file_terms = fp.term_hash.view(np.int64)
-            known: dict[int, tuple[int, int, float]] = {}
+            known: dict[int, tuple[int, int, float, float]] = {}
             current: dict[str, tuple[int, int]] = {}
             if incremental:
                 doing = "reading the existing rows"
@@ -708,18 +708,19 @@ class _Stages:
 
 def _read_existing(
     conn: psycopg.Connection[Any], names: TableNames
-) -> tuple[dict[int, tuple[int, int, float]], dict[str, tuple[int, int]]]:
-    """The exported terms (hash -> (id, df, idf)) and chunks (id -> (doc, row hash))."""
+) -> tuple[dict[int, tuple[int, int, float, float]], dict[str, tuple[int, int]]]:
+    """The exported terms (hash -> (id, df, idf, max impact)) and chunks (id -> (doc, row hash))."""
     from psycopg import sql
 
-    known: dict[int, tuple[int, int, float]] = {}
+    known: dict[int, tuple[int, int, float, float]] = {}
     current: dict[str, tuple[int, int]] = {}
-    for h, tid, d, w in conn.execute(
-        sql.SQL("SELECT term_hash, term_id, df, idf FROM {}").format(
+    # max_impact as float8: the float4's exact value, as numpy's float32 gives it.
+    for h, tid, d, w, m in conn.execute(
+        sql.SQL("SELECT term_hash, term_id, df, idf, max_impact::float8 FROM {}").format(
             _ident(names.schema, names.terms)
         )
     ):
-        known[int(h)] = (int(tid), int(d), float(w))
+        known[int(h)] = (int(tid), int(d), float(w), float(m))
     for cid, doc, rh in conn.execute(
         sql.SQL("SELECT id, doc, row_hash FROM {}").format(_ident(names.schema, names.table))
     ):
@@ -907,16 +908,31 @@ def _idf(fp: FilePostings) -> npt.NDArray[np.float64]:
     return np.asarray(np.log1p((fp.n - df + 0.5) / (df + 0.5)), dtype=np.float64)
 
 
+def _max_impacts(fp: FilePostings) -> npt.NDArray[np.float32]:
+    """Each term's largest posting impact (0 for a term without postings).
+
+    After an export the table's impacts are the file's (bit for bit), so this is also the
+    table's maximum: the keyword query's exact cut relies on it being an upper bound.
+    """
+    out = np.zeros(fp.df.shape[0], dtype=np.float32)
+    has = fp.df > 0
+    if fp.weight.shape[0]:
+        starts = (np.cumsum(fp.df) - fp.df)[has]
+        out[has] = np.maximum.reduceat(fp.weight, starts)
+    return out
+
+
 def _term_rows(
     fp: FilePostings, term_ids: npt.NDArray[np.int64]
-) -> list[tuple[int, int, int, float]]:
-    """(term hash, term id, df, idf) per term of the file."""
+) -> list[tuple[int, int, int, float, float]]:
+    """(term hash, term id, df, idf, largest impact) per term of the file."""
     return list(
         zip(
             fp.term_hash.view(np.int64).tolist(),
             term_ids.tolist(),
             fp.df.tolist(),
             _idf(fp).tolist(),
+            _max_impacts(fp).tolist(),
             strict=True,
         )
     )
@@ -929,12 +945,12 @@ def _copy_terms(conn: psycopg.Connection[Any], target: Any, changes: _Changes) -
     with (
         conn.cursor() as cur,
         cur.copy(
-            sql.SQL("COPY {} (term_hash, term_id, df, idf) FROM STDIN (FORMAT BINARY)").format(
-                target
-            )
+            sql.SQL(
+                "COPY {} (term_hash, term_id, df, idf, max_impact) FROM STDIN (FORMAT BINARY)"
+            ).format(target)
         ) as copy,
     ):
-        copy.set_types(["int8", "int4", "int4", "float8"])
+        copy.set_types(["int8", "int4", "int4", "float8", "float4"])
         for row in _term_rows(fp, changes.term_ids):
             copy.write_row(row)
 
@@ -960,18 +976,18 @@ def _update_terms(
     conn: psycopg.Connection[Any],
     names: TableNames,
     changes: _Changes,
-    known: dict[int, tuple[int, int, float]],
+    known: dict[int, tuple[int, int, float, float]],
     old: Mapping[str, Any] | None,
 ) -> tuple[int, int]:
     """The term rows and the impacts an incremental export moved; returns the terms' counts."""
     fp = changes.fp
-    changed, deleted = _write_terms_incremental(
+    changed, written, deleted = _write_terms_incremental(
         conn, names, fp.term_hash.view(np.int64), changes.term_ids, fp, known
     )
     stats = {"chunks": len(changes.rows.ids), "avgdl": _avgdl(changes.index)}
     moved = old is None or old.get("stats") != stats
     _refresh_impacts(conn, names, fp, None if moved else changed)
-    return len(changed), deleted
+    return written, deleted
 
 
 def _write_terms_incremental(
@@ -980,12 +996,13 @@ def _write_terms_incremental(
     file_terms: npt.NDArray[np.int64],
     term_ids: npt.NDArray[np.int64],
     fp: FilePostings,
-    known: dict[int, tuple[int, int, float]],
-) -> tuple[list[int], int]:
-    """Upsert term rows whose df or idf changed, delete terms no chunk has.
+    known: dict[int, tuple[int, int, float, float]],
+) -> tuple[list[int], int, int]:
+    """Upsert term rows whose df, idf or largest impact changed, delete terms no chunk has.
 
     Returns:
-        The term ids of the upserted rows, and how many terms were deleted.
+        The term ids of the rows whose df or idf changed (their postings' impacts must be
+        recomputed), how many rows were upserted and how many terms were deleted.
 
     Every idf changes when the chunk count does, so adding or removing chunks rewrites the term
     table (one small row per term); editing chunks rewrites only the terms whose df moved.
@@ -994,6 +1011,7 @@ def _write_terms_incremental(
 
     target = _ident(names.schema, names.terms)
     changed = [row for row in _term_rows(fp, term_ids) if known.get(row[0]) != row[1:]]
+    moved = [row[1] for row in changed if (known.get(row[0]) or (0, 0, 0.0))[1:3] != row[2:4]]
     in_file = set(file_terms.tolist())
     gone = [h for h in known if h not in in_file]
     if gone:
@@ -1001,23 +1019,24 @@ def _write_terms_incremental(
     if changed:
         conn.execute(
             "CREATE TEMP TABLE scidx_export_terms (term_hash int8, term_id int4, df int4, "
-            "idf float8) ON COMMIT DROP"
+            "idf float8, max_impact float4) ON COMMIT DROP"
         )
         with (
             conn.cursor() as cur,
             cur.copy("COPY scidx_export_terms FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types(["int8", "int4", "int4", "float8"])
+            copy.set_types(["int8", "int4", "int4", "float8", "float4"])
             for row in changed:
                 copy.write_row(row)
         conn.execute(
             sql.SQL(
-                "INSERT INTO {} (term_hash, term_id, df, idf) SELECT term_hash, term_id, df, idf "
-                "FROM scidx_export_terms ON CONFLICT (term_hash) DO UPDATE SET df = EXCLUDED.df, "
-                "idf = EXCLUDED.idf"
+                "INSERT INTO {} (term_hash, term_id, df, idf, max_impact) SELECT term_hash, "
+                "term_id, df, idf, max_impact FROM scidx_export_terms ON CONFLICT (term_hash) "
+                "DO UPDATE SET df = EXCLUDED.df, idf = EXCLUDED.idf, "
+                "max_impact = EXCLUDED.max_impact"
             ).format(target)
         )
-    return [row[1] for row in changed], len(gone)
+    return moved, len(changed), len(gone)
 
 
 def _refresh_impacts(

@@ -25,7 +25,8 @@ Four tables per export, named after ``--table`` (default ``scidx_chunks``)::
     <table>_terms     term_hash int8 PRIMARY KEY (xxh3_64 of the term, as in the file),
                       term_id int4 UNIQUE, df int4, idf float8 (numpy's log1p, as the
                       packer computes it: SQL has no log1p, and ln(1 + x) differs in the last
-                      bits)
+                      bits), max_impact float4 (the term's largest posting impact: the
+                      bound of the keyword query's exact cut, scidx.postgres.queries)
     <table>_meta      key text PRIMARY KEY, value jsonb: schema, stamp (provider stamp),
                       tokenizer, bm25 (k1, b, headingWeight), vector (type, dimensions),
                       stats (chunks, avgdl), contentHash, urlTemplate, fusion, generator
@@ -69,7 +70,7 @@ __all__ = [
     "read_meta",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: pgvector's HNSW limits: ``vector`` 2,000 dimensions, ``halfvec`` 4,000, ``bit`` 64,000.
 HNSW_MAX_DIMENSIONS = 2000
@@ -143,7 +144,7 @@ def create_side_tables_sql(schema: str, table: str) -> list[sql.Composed]:
         ).format(s, sql.Identifier(f"{table}_postings")),
         sql.SQL(
             "CREATE TABLE {}.{} (term_hash int8 PRIMARY KEY, term_id int4 NOT NULL UNIQUE, "
-            "df int4 NOT NULL, idf float8 NOT NULL)"
+            "df int4 NOT NULL, idf float8 NOT NULL, max_impact float4 NOT NULL)"
         ).format(s, sql.Identifier(f"{table}_terms")),
         sql.SQL("CREATE TABLE {}.{} (key text PRIMARY KEY, value jsonb NOT NULL)").format(
             s, sql.Identifier(f"{table}_meta")
