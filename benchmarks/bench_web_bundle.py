@@ -425,7 +425,7 @@ def _scifact() -> dict[str, Any]:
         same = [h["id"] for h in hits] == [w.id for w in want] and all(
             abs(h["score"] - w.score) <= 1e-6
             and h["snippet"] == w.snippet
-            and [h["snippet"][a:b] for a, b in h["highlights"]]
+            and [_js_slice(h["snippet"], a, b) for a, b in h["highlights"]]
             == [w.snippet[a:b] for a, b in w.highlights]
             for h, w in zip(hits, want, strict=True)
         )
@@ -437,6 +437,11 @@ def _scifact() -> dict[str, Any]:
         "examples": bad[:5],
         "browserSeconds": round(browser_s, 2),
     }
+
+
+def _js_slice(text: str, start: int, end: int) -> str:
+    """``text.slice(start, end)`` as JavaScript slices: the reader's offsets are UTF-16."""
+    return text.encode("utf-16-le")[2 * start : 2 * end].decode("utf-16-le")
 
 
 def main() -> None:

@@ -158,3 +158,19 @@ def test_embeddings_url_must_be_http(docs_index: Path) -> None:
 
     with load(docs_index) as idx, pytest.raises(ConfigError, match="http"):
         build_web_bundle(idx, embeddings_url="file:///etc/passwd")
+
+
+def test_page_ids_number_the_runs_of_a_page_split_by_the_id_order() -> None:
+    """``group="page"`` keys by page: a page whose chunks are two runs keeps one number."""
+    from scidx.export.web_bundle import _Chunk, _page_ids, _page_runs
+
+    def chunk(source: str) -> _Chunk:
+        return _Chunk("", source, "", "", [], None, "", "", [])
+
+    together = [chunk("a.md"), chunk("a.md"), chunk("b.md")]
+    assert _page_runs(together) == [(0, 2), (2, 3)]
+    assert _page_ids(together, _page_runs(together)) is None  # one run a page: implied
+    # Ids are source:anchor:n, so a path with a colon sorts inside another page's run
+    # ("a.md:b.md:intro:0" between "a.md:a:0" and "a.md:c:0"): a.md's runs share a number.
+    split = [chunk("a.md"), chunk("a.md:b.md"), chunk("a.md"), chunk("b.md")]
+    assert _page_ids(split, _page_runs(split)) == [0, 1, 0, 2]

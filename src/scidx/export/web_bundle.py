@@ -321,6 +321,18 @@ def _section_table(chunks: Sequence[_Chunk]) -> dict[str, Any]:
     }
 
 
+def _page_ids(chunks: Sequence[_Chunk], runs: Sequence[tuple[int, int]]) -> list[int] | None:
+    """Each page run's page number (``group="page"`` keys by page), or None: one run a page.
+
+    Rows are in chunk-id order (``source:anchor:n``), so a page's chunks are one run unless
+    another page's path sorts inside it (``a.md:b.md:intro:0`` between ``a.md:a:0`` and
+    ``a.md:c:0``: only a path with a colon does that).
+    """
+    number: dict[str, int] = {}
+    ids = [number.setdefault(chunks[start].source, len(number)) for start, _ in runs]
+    return None if ids == list(range(len(ids))) else ids
+
+
 def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
 
@@ -448,6 +460,7 @@ def build_web_bundle(
         "pageChunks": PAGE_PIECE_CHUNKS,
         **_section_table(chunks),
         "pageRows": np.diff([a for a, _ in runs], prepend=0).tolist(),
+        "pageIds": _page_ids(chunks, runs),
     }
     page_table = put("pages.", _gzip(_json(table)), ".bin")
     vector_files, vector_info = _vector_shards(index)

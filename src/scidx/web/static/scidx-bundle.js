@@ -8,6 +8,8 @@
 
 const FORMAT_MAJOR = "scidx-web/2";
 export const TOKENIZER_VERSION = "scidx-tok-2";
+/** Sub-results per page with group "page" (grouping.SUB_RESULTS). */
+export const SUB_RESULTS = 3;
 
 // ---- tokenizer (src/scidx/tokenize.py) ------------------------------------------------------
 
@@ -227,11 +229,20 @@ export function wordTerms(word) {
 
 // ---- snippets (src/scidx/index/highlight.py) -------------------------------------------------
 
+const LETTERS = /^[A-Za-z]+$/;
+
 function matches(flat, wanted) {
   const out = [];
   if (!wanted.size || !flat) return out;
+  // An ASCII-letter word's one term is its stem, and Porter2 keeps a word's first letter, so
+  // a word whose first letter starts no wanted term is skipped without stemming it (stemming
+  // every word of twenty chunks was most of a warm query's time).
+  const firsts = new Set();
+  for (const t of wanted) firsts.add(t[0]);
   for (const m of flat.matchAll(WORD)) {
-    const key = wordTerms(m[0]).find((t) => wanted.has(t));
+    const w = m[0];
+    if (!firsts.has(w[0].toLowerCase()) && LETTERS.test(w)) continue;
+    const key = wordTerms(w).find((t) => wanted.has(t));
     if (key !== undefined) out.push([m.index, m.index + m[0].length, key]);
   }
   return out;
@@ -309,11 +320,11 @@ async function inflate(response) {
   return new Uint8Array(await new Response(body).arrayBuffer());
 }
 
-function varints(bytes, at, count, out) {
+function varints(bytes, at, count, out, end = bytes.length) {
   for (let i = 0; i < count; i++) {
     let v = 0, shift = 0, b;
     do {
-      if (at >= bytes.length) throw new Error("scidx bundle: a shard is truncated");
+      if (at >= end) throw new Error("scidx bundle: a shard is truncated");
       b = bytes[at++];
       v += (b & 0x7f) * 2 ** shift;
       shift += 7;
@@ -323,43 +334,67 @@ function varints(bytes, at, count, out) {
   return at;
 }
 
+// The row of term in the sorted terms (JavaScript's string order, as the exporter sorts), or -1.
+function find(terms, term) {
+  let lo = 0, hi = terms.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1, t = terms[mid];
+    if (t === term) return mid;
+    if (t < term) lo = mid + 1; else hi = mid - 1;
+  }
+  return -1;
+}
+
 // A shard's terms are read at once, each term's postings only when a query asks for it: a
-// shard holds a few thousand terms and a query needs one or two of them (decoding them all
-// was most of a warm query's time).
+// shard holds a few thousand terms and a query needs one or two of them. Nothing is scanned
+// up front: the impacts end the shard (4 bytes a posting), and where each term's row deltas
+// start is found on the first lookup, in one pass, and kept for the next keystrokes.
 function decodeShard(bytes) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length < 4) throw new Error("scidx bundle: a shard is truncated");
-  const textLen = view.getUint32(0, true);
+  const textLen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
   if (4 + textLen > bytes.length) throw new Error("scidx bundle: a shard is truncated");
   const terms = new TextDecoder().decode(bytes.subarray(4, 4 + textLen)).split("\n");
-  const dfs = new Float64Array(terms.length);
-  const deltasAt = varints(bytes, 4 + textLen, terms.length, dfs);
-  const first = new Float64Array(terms.length); // each term's first posting
+  const count = terms.length;
+  const dfs = new Float64Array(count);
+  const deltasAt = varints(bytes, 4 + textLen, count, dfs);
+  const first = new Float64Array(count); // each term's first posting
   let total = 0;
-  dfs.forEach((df, i) => { first[i] = total; total += df; });
-  let at = deltasAt;
-  for (let seen = 0; seen < total; at++) {
-    if (at >= bytes.length) throw new Error("scidx bundle: a shard is truncated");
-    if (!(bytes[at] & 0x80)) seen++;
-  }
-  const planes = at;
-  if (planes + 4 * total > bytes.length) throw new Error("scidx bundle: a shard is truncated");
-  const rows = new Map(terms.map((t, i) => [t, i]));
+  for (let i = 0; i < count; i++) { first[i] = total; total += dfs[i]; }
+  const planes = bytes.length - 4 * total;
+  if (planes < deltasAt) throw new Error("scidx bundle: a shard is truncated");
+  let starts = null; // each term's first delta byte
   const done = new Map();
   return {
     get(term) {
-      const i = rows.get(term);
-      if (i === undefined) return undefined;
+      const i = find(terms, term);
+      if (i < 0) return undefined;
       let found = done.get(i);
       if (found) return found;
+      if (starts === null) {
+        starts = new Uint32Array(count);
+        let p = deltasAt;
+        for (let t = 0; t < count; t++) {
+          starts[t] = p;
+          for (let seen = 0, df = dfs[t]; seen < df; p++) {
+            if (p >= planes) throw new Error("scidx bundle: a shard is truncated");
+            if (!(bytes[p] & 0x80)) seen++;
+          }
+        }
+      }
       const df = dfs[i], start = first[i];
-      let p = deltasAt; // skip the earlier terms' deltas: one byte test each
-      for (let seen = 0; seen < start; p++) if (!(bytes[p] & 0x80)) seen++;
-      const deltas = new Float64Array(df);
-      varints(bytes, p, df, deltas);
       const docs = new Int32Array(df);
-      let row = 0;
-      for (let j = 0; j < df; j++) { row += deltas[j]; docs[j] = row; }
+      let p = starts[i], row = 0;
+      for (let j = 0; j < df; j++) {
+        let v = 0, shift = 0, b;
+        do {
+          if (p >= planes) throw new Error("scidx bundle: a shard is truncated");
+          b = bytes[p++];
+          v += (b & 0x7f) * 2 ** shift;
+          shift += 7;
+        } while (b & 0x80);
+        row += v;
+        docs[j] = row;
+      }
       const raw = new Uint8Array(4 * df);
       for (let b = 0; b < 4; b++) {
         const from = planes + b * total + start;
@@ -370,6 +405,88 @@ function decodeShard(bytes) {
       return found;
     },
   };
+}
+
+// Rows at most this many: a (score, row) pair fits one float64 key (32 + 21 bits).
+const ROW_KEYS = 2 ** 21;
+
+/**
+ * rows and their float32 scores (a Float32Array) ordered as scidx orders results: score
+ * descending, then row ascending. One native sort of float64 keys, no comparator: a
+ * float32's bits made order-preserving as a uint32 (NaN lowest), times 2^21, plus the row
+ * reversed. A four-word query ranks thousands of rows, where a comparator sort cost more
+ * than the rest of the query.
+ */
+export function orderHits(rows, scores) {
+  const m = rows.length;
+  const outRows = new Int32Array(m), outBits = new Uint32Array(m);
+  const bits = new Uint32Array(scores.buffer, scores.byteOffset, m);
+  let top = 0;
+  for (let i = 0; i < m; i++) if (rows[i] > top) top = rows[i];
+  if (top < ROW_KEYS) {
+    const keys = new Float64Array(m);
+    for (let i = 0; i < m; i++) {
+      const u = bits[i];
+      const t = (u & 0x7fffffff) > 0x7f800000 ? 0 : u & 0x80000000 ? ~u >>> 0 : (u | 0x80000000) >>> 0;
+      keys[i] = t * ROW_KEYS + (ROW_KEYS - 1 - rows[i]);
+    }
+    keys.sort();
+    for (let j = 0; j < m; j++) {
+      const key = keys[m - 1 - j];
+      const t = Math.floor(key / ROW_KEYS);
+      outRows[j] = ROW_KEYS - 1 - (key - t * ROW_KEYS);
+      outBits[j] = t === 0 ? 0x7fc00000 : t >= 0x80000000 ? t - 0x80000000 : ~t >>> 0;
+    }
+  } else {
+    const order = Array.from({ length: m }, (_, i) => i);
+    const key = (i) => (scores[i] === scores[i] ? scores[i] : -Infinity);
+    order.sort((a, b) => key(b) - key(a) || rows[a] - rows[b]);
+    order.forEach((i, j) => { outRows[j] = rows[i]; outBits[j] = bits[i]; });
+  }
+  return { rows: outRows, scores: new Float32Array(outBits.buffer) };
+}
+
+/**
+ * The best m of rows and their float32 scores, in orderHits' order. A bounded heap (its root
+ * the worst kept) makes one pass, where ordering every hit of a four-word query (thousands)
+ * to show twenty cost more than the rest of the ranking.
+ */
+export function bestHits(rows, scores, m) {
+  const n = rows.length;
+  if (m >= n / 4) {
+    const all = orderHits(rows, scores);
+    return m >= n ? all : { rows: all.rows.subarray(0, m), scores: all.scores.subarray(0, m) };
+  }
+  // Inline, no helper calls: this loop runs before the page's code is optimised, and the
+  // interpreter pays for every call. Most rows lose to the root in one comparison.
+  const hr = new Int32Array(m), hs = new Float64Array(m);
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    const r = rows[i], x = scores[i];
+    let c;
+    if (size < m) {
+      c = size++;
+      while (c > 0) { // sift up: the parent moves down while the new row is worse than it
+        const up = (c - 1) >> 1, y = hs[up];
+        if (!(x < y || (x === y && r > hr[up]))) break;
+        hr[c] = hr[up]; hs[c] = y; c = up;
+      }
+    } else if (x > hs[0] || (x === hs[0] && r < hr[0])) {
+      c = 0;
+      for (;;) { // sift down: the worse child moves up while it is worse than the new row
+        const a = 2 * c + 1;
+        if (a >= m) break;
+        let w = a;
+        const b = a + 1;
+        if (b < m && (hs[b] < hs[a] || (hs[b] === hs[a] && hr[b] > hr[a]))) w = b;
+        const y = hs[w];
+        if (!(y < x || (y === x && hr[w] > r))) break;
+        hr[c] = hr[w]; hs[c] = y; c = w;
+      }
+    } else continue;
+    hr[c] = r; hs[c] = x;
+  }
+  return orderHits(hr, Float32Array.from(hs));
 }
 
 // User Timing marks, for the browser's performance timeline (benchmarks/bench_web_bundle.py).
@@ -391,6 +508,7 @@ export class Bundle {
     this.manifest = manifest;
     this.n = manifest.chunks;
     this.files = new Map();
+    this.loaded = new Set(); // the names of the files in memory (fetched and decoded)
     this.embed = null; // { url, model, headers } for the vector leg
   }
 
@@ -412,7 +530,7 @@ export class Bundle {
     let found = this.files.get(name);
     if (!found) {
       found = fetch(new URL(name, this.url), { priority }).then(inflate).then(decode);
-      found.catch(() => this.files.delete(name));
+      found.then(() => this.loaded.add(name), () => this.files.delete(name));
       this.files.set(name, found);
     }
     return found;
@@ -427,34 +545,55 @@ export class Bundle {
     return map.get(term) || null;
   }
 
-  /** Keyword ranking: [{row, score}] as bm25.keyword_top_k ranks them, and the query terms. */
-  async rank(query, k = 10) {
+  /**
+   * Every keyword hit of query, unordered: { terms, rows (Int32Array), scores (float32) }, the
+   * sums bm25.keyword_top_k ranks.
+   */
+  async scored(query) {
     const terms = queryTerms(String(query || "").trim());
     const lists = (await Promise.all(terms.map((t) => this.postings(t)))).filter((p) => p);
-    if (!lists.length) return { terms, ranked: [] };
+    if (!lists.length) return { terms, rows: new Int32Array(0), scores: new Float32Array(0) };
     let rows, scores;
     if (lists.length === 1) {
       rows = lists[0].docs;
       scores = lists[0].weights;
     } else {
       // Summed in float64 in query-term order, then rounded to float32 (as np.bincount does).
-      const sums = new Float64Array(this.n);
-      const seen = [];
+      // The dense buffers are the bundle's, zeroed again after each query.
+      const sums = this.sums || (this.sums = new Float64Array(this.n));
+      const marks = this.marks || (this.marks = new Uint8Array(this.n));
+      let total = 0;
+      for (const { docs } of lists) total += docs.length;
+      const seen = new Int32Array(total);
+      let m = 0;
       for (const { docs, weights } of lists) {
         for (let i = 0; i < docs.length; i++) {
           const d = docs[i];
-          if (sums[d] === 0) seen.push(d);
+          if (!marks[d]) { marks[d] = 1; seen[m++] = d; }
           sums[d] += weights[i];
         }
       }
-      rows = Int32Array.from(seen);
-      scores = new Float32Array(seen.length);
-      for (let i = 0; i < seen.length; i++) scores[i] = sums[seen[i]];
+      rows = seen.subarray(0, m);
+      scores = new Float32Array(m);
+      for (let i = 0; i < m; i++) { const d = rows[i]; scores[i] = sums[d]; sums[d] = 0; marks[d] = 0; }
     }
-    const order = [];
-    for (let i = 0; i < rows.length; i++) if (scores[i] > 0) order.push(i);
-    order.sort((a, b) => scores[b] - scores[a] || rows[a] - rows[b]);
-    return { terms, ranked: order.slice(0, k).map((i) => ({ row: rows[i], score: scores[i] })) };
+    let live = 0; // impacts are positive; a zero sum is no hit
+    for (let i = 0; i < rows.length; i++) if (scores[i] > 0) live++;
+    if (live < rows.length) {
+      const r = new Int32Array(live), s = new Float32Array(live);
+      for (let i = 0, j = 0; i < rows.length; i++) if (scores[i] > 0) { r[j] = rows[i]; s[j++] = scores[i]; }
+      rows = r; scores = s;
+    }
+    return { terms, rows, scores };
+  }
+
+  /** Keyword ranking: the best k [{row, score}] as bm25.keyword_top_k ranks them, and the terms. */
+  async rank(query, k = 10) {
+    const hit = await this.scored(query);
+    const { rows, scores } = bestHits(hit.rows, hit.scores, k), terms = hit.terms;
+    const ranked = [];
+    for (let i = 0; i < Math.min(k, rows.length); i++) ranked.push({ row: rows[i], score: scores[i] });
+    return { terms, ranked };
   }
 
   table() {
@@ -467,41 +606,91 @@ export class Bundle {
     });
   }
 
-  async page(row, priority = "auto") {
-    const table = await this.table();
+  // Which fragment file holds row, and where in it.
+  piece(table, row) {
     const lo = last(table.pageStarts, row);
     const at = row - table.pageStarts[lo], per = table.pageChunks;
     const piece = Math.floor(at / per);
-    const frag = await this.file("pages/" + table.files[lo] + "-" + piece + ".bin", (b) => JSON.parse(new TextDecoder().decode(b)), priority);
-    const chunk = frag.chunks[at - piece * per];
+    return { name: "pages/" + table.files[lo] + "-" + piece + ".bin", at: at - piece * per };
+  }
+
+  async page(row, priority = "auto") {
+    const table = await this.table();
+    const { name, at } = this.piece(table, row);
+    const frag = await this.file(name, (b) => JSON.parse(new TextDecoder().decode(b)), priority);
+    const chunk = frag.chunks[at];
     if (!chunk) throw new Error("scidx bundle: a page fragment lacks row " + row);
     return { frag, chunk };
   }
 
-  /** The first k results of distinct sections (grouping.group_rows, group="section"). */
-  async sections(ranked, k) {
+  /**
+   * The results of a ranking grouped as grouping.group_rows does: [{ row, score, sections:
+   * [{ row, score }] }], at most k. best(m) gives the ranking's first m rows ({ rows, scores }:
+   * fewer when it has fewer). "section": the first k distinct sections. "page": one result per
+   * page, its best section, and up to SUB_RESULTS of the page's other sections among the
+   * candidates, which are the searcher's (Searcher.choose: the best max(4k, 32) rows, widened
+   * 4x until k pages are found or the ranking runs out): which sections a page collects
+   * depends on that cut. null: the first k rows.
+   */
+  async group(best, k, group) {
+    if (!group) {
+      const { rows, scores } = best(k);
+      return Array.from(rows, (row, i) => ({ row, score: scores[i], sections: [] }));
+    }
+    if (group !== "section" && group !== "page") {
+      throw new Error("scidx bundle: group must be \"section\", \"page\" or null, not " + JSON.stringify(group));
+    }
     const table = await this.table();
+    const section = (row) => { const run = last(table.sectionStarts, row); return table.sectionIds ? table.sectionIds[run] : run; };
+    const page = (row) => { const run = last(table.pageStarts, row); return table.pageIds ? table.pageIds[run] : run; };
+    // Section grouping's answer does not depend on the cut; start just above k, as Python does.
+    for (let want = group === "section" ? k + Math.max(k >> 1, 4) : Math.max(4 * k, 32); ; want *= 4) {
+      const { rows, scores } = best(want);
+      const out = group === "section" ? this.bySection(rows, scores, k, section) : this.byPage(rows, scores, k, section, page);
+      if (out.length >= k || rows.length < want || want >= this.n) return out;
+    }
+  }
+
+  bySection(rows, scores, k, section) {
     const seen = new Set();
     const out = [];
-    for (const hit of ranked) {
-      const run = last(table.sectionStarts, hit.row);
-      const key = table.sectionIds ? table.sectionIds[run] : run;
+    for (let i = 0; i < rows.length && out.length < k; i++) {
+      const key = section(rows[i]);
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push(hit);
-      if (out.length === k) break;
+      out.push({ row: rows[i], score: scores[i], sections: [] });
+    }
+    return out;
+  }
+
+  byPage(rows, scores, k, section, page) {
+    const out = [], pages = new Map();
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i], key = page(row);
+      let entry = pages.get(key);
+      if (entry === undefined) {
+        if (pages.size === k) continue; // a page beyond the k-th: only known pages collect sections
+        entry = { hit: { row, score: scores[i], sections: [] }, seen: new Set() };
+        pages.set(key, entry);
+        out.push(entry.hit);
+      }
+      const s = section(row);
+      if (entry.seen.has(s)) continue;
+      entry.seen.add(s);
+      if (row !== entry.hit.row && entry.hit.sections.length < SUB_RESULTS) entry.hit.sections.push({ row, score: scores[i] });
     }
     return out;
   }
 
   /**
    * Hits with the fields of scidx's Hit.to_dict (no full text), best first: the results of
-   * Index.search(query, k, mode, group) for group "section" (the default) or null.
+   * Index.search(query, k, mode, group) for group "section" (the default), "page" (each hit's
+   * `sections`: its page's other best sections, the same fields) or null (raw chunks).
    * options.signal (an AbortSignal): a query made stale by a newer one stops at its next step
    * (before its page fragments are fetched) with an AbortError; files already on their way
-   * still arrive and are kept. options.onFirst(hits): called once with the best hits as soon
-   * as the first one's page fragment is in (the others may still be on their way), so a page
-   * can show them before every fragment has arrived; not called when all came at once.
+   * still arrive and are kept. options.onFirst(hits): called once with the best hit alone as
+   * soon as its page fragments are in, before the others' are fetched, so a page can show it
+   * at once; not called when the others' fragments are in memory already.
    */
   async search(query, options = {}) {
     const k = options.k || 10;
@@ -509,26 +698,38 @@ export class Bundle {
     const mode = options.mode || "hybrid";
     const signal = options.signal || null;
     const semantic = mode !== "keyword" && this.embed && this.manifest.vectors;
-    const wide = group || semantic ? Infinity : k;
-    const { terms, ranked } = await this.rank(query, wide);
+    const scored = await this.scored(query);
     signal?.throwIfAborted();
-    let results = semantic ? await this.fuse(String(query || "").trim(), ranked, mode === "vector") : ranked;
-    results = group === "section" ? await this.sections(results, k) : results.slice(0, k);
+    let best = (m) => bestHits(scored.rows, scored.scores, m);
+    if (semantic) {
+      const fused = await this.fuse(String(query || "").trim(), best(Infinity), mode === "vector");
+      best = (m) => ({ rows: fused.rows.subarray(0, m), scores: fused.scores.subarray(0, m) });
+    }
+    const results = await this.group(best, k, group);
     signal?.throwIfAborted();
     mark("scidx:ranked");
-    const hits = new Array(results.length);
-    let ready = 0; // hits[0..ready) are complete
-    const onFirst = options.onFirst || null;
-    // The best hit's fragment first: it is what onFirst shows while the others arrive.
-    await Promise.all(results.map(({ row, score }, i) => this.page(row, i ? "low" : "high").then(({ frag, chunk }) => {
+    const terms = scored.terms, chars = options.snippetChars || 240;
+    const hit = ({ row, score }, priority) => this.page(row, priority).then(({ frag, chunk }) => {
       const [id, anchor, headingPath, url, flat, code] = chunk;
-      const s = snippet(flat, code, terms, options.snippetChars || 240);
-      hits[i] = { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
-        snippet: s.text, highlights: s.highlights, snippetCode: s.code };
-      if (ready > 0 || i !== 0) return;
-      while (ready < hits.length && hits[ready]) ready++;
-      if (onFirst && ready < hits.length && !signal?.aborted) onFirst(hits.slice(0, ready));
-    })));
+      const s = snippet(flat, code, terms, chars);
+      return { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
+        snippet: s.text, highlights: s.highlights, snippetCode: s.code, sections: [] };
+    });
+    const hits = new Array(results.length);
+    const fill = (r, i) => Promise.all([hit(r, i ? "low" : "high"), ...r.sections.map((sub) => hit(sub, i ? "low" : "high"))])
+      .then(([main, ...subs]) => { main.sections = subs; hits[i] = main; });
+    // The best result first, alone, then the others: a fetch() costs the page about a
+    // millisecond even from the HTTP cache, and twenty of them issued together held the first
+    // result back by as much; so its fragments travel first and onFirst shows it while the
+    // others' are fetched. Fragments already in memory (a next keystroke) need no such step.
+    const table = await this.table();
+    const waiting = results.slice(1).some((r) => [r, ...r.sections].some(({ row }) => !this.loaded.has(this.piece(table, row).name)));
+    if (waiting) {
+      await fill(results[0], 0);
+      signal?.throwIfAborted();
+      if (options.onFirst) options.onFirst(hits.slice(0, 1));
+    }
+    await Promise.all(results.map((r, i) => (waiting && i === 0 ? null : fill(r, i))));
     signal?.throwIfAborted();
     mark("scidx:fetched");
     return hits;
@@ -579,14 +780,18 @@ export class Bundle {
   /**
    * The index's vector and hybrid modes (index/search.py): cosines, or the max-normalised
    * weighted sum with Rocchio feedback; only chunks with evidence (a query term, or a cosine at
-   * least the manifest's fusion.vectorFloor; no floor: none) are hits.
+   * least the manifest's fusion.vectorFloor; no floor: none) are hits. A ranking in, a
+   * ranking ({ rows, scores }, best first) out.
    */
-  async fuse(text, ranked, vectorOnly) {
-    if (!text) return [];
+  async fuse(text, ranking, vectorOnly) {
+    const none = { rows: new Int32Array(0), scores: new Float32Array(0) };
+    if (!text) return none;
     const f = this.manifest.fusion || {};
     const alpha = f.alpha ?? 0.3, docs = f.prfDocs ?? 3, beta = f.prfBeta ?? 2, floor = f.vectorFloor ?? null;
     let q = await this.queryVector(text);
-    if (!q && vectorOnly) return [];
+    if (!q && vectorOnly) return none;
+    const ranked = [];
+    for (let i = 0; i < ranking.rows.length; i++) ranked.push({ row: ranking.rows[i], score: ranking.scores[i] });
     const kwMax = ranked.length ? ranked[0].score : 0;
     const fused = new Float64Array(this.n), keep = new Uint8Array(this.n);
     for (const h of ranked) keep[h.row] = 1;
@@ -610,10 +815,9 @@ export class Bundle {
       }
     }
     if (!vectorOnly && kwMax > 0) for (const h of ranked) fused[h.row] += (1 - alpha) * h.score / kwMax;
-    const order = [];
-    for (let i = 0; i < this.n; i++) if (keep[i] && (vectorOnly || Math.fround(fused[i]) > 0)) order.push(i);
-    order.sort((a, b) => Math.fround(fused[b]) - Math.fround(fused[a]) || a - b);
-    return order.map((row) => ({ row, score: Math.fround(fused[row]) }));
+    const rows = [];
+    for (let i = 0; i < this.n; i++) if (keep[i] && (vectorOnly || Math.fround(fused[i]) > 0)) rows.push(i);
+    return orderHits(Int32Array.from(rows), Float32Array.from(rows, (row) => fused[row]));
   }
 
   async rowVectors(rowsWanted) {

@@ -64,19 +64,23 @@
 
   function run() {
     var q = input.value.trim();
-    rememberQuery(q);
     if (controller) controller.abort();
     var mine = ++sequence;
     if (!q) {
+      rememberQuery(q);
       clearResults();
       setStatus("", false);
       return;
     }
     if (bundleUrl) {
+      // The address bar follows once the results are in: history.replaceState costs a few ms
+      // on every key, which a search in the page itself would wait for.
       controller = new AbortController();
       var first = function (hits) { if (mine === sequence) render(hits, q, true); };
       searchBundle(q, controller.signal, first).then(function (hits) {
-        if (mine === sequence) render(hits, q);
+        if (mine !== sequence) return;
+        render(hits, q);
+        rememberQuery(q);
       }).catch(function (error) {
         if (mine !== sequence || (error && error.name === "AbortError")) return;
         clearResults();
@@ -84,6 +88,7 @@
       });
       return;
     }
+    rememberQuery(q);
     controller = new AbortController();
     var url = new URL("search", document.baseURI);
     url.searchParams.set("q", q);
