@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,52 @@ def test_dry_run_counts_the_windows(
         f"; {chunks} longer than the model's input limit, read as {rows} more windows "
         f"({packed['embedded']} already embedded, 0 would be sent); nothing sent"
     ) in out, out
+
+
+@pytest.mark.parametrize("vectors", ["int8", "float32"])
+def test_a_repack_reuses_the_committed_windows(minilm: Path, tmp_path: Path, vectors: str) -> None:
+    """Without the disk cache, an incremental re-pack takes windows from the index it replaces."""
+    from scidx.pack.packer import pack_docs
+
+    cfg = make_project(
+        tmp_path, minilm, maxTokens=32, windowOverlap=4, cacheDir="cache", vectors=vectors
+    )
+    (tmp_path / "docs" / "long.md").write_text(f"# Long\n\n{FILLER} {TAIL}\n", encoding="utf-8")
+    first = pack_docs(cfg)
+    assert first.windows > 0 and first.windows_embedded == first.windows
+    shutil.rmtree(tmp_path / "cache")  # a fresh checkout: only the committed index is left
+    (tmp_path / "docs" / "new.md").write_text("# New\n\nA short new page.\n", encoding="utf-8")
+    again = pack_docs(cfg)
+    assert not again.up_to_date and again.embedded == 1  # only the new page's chunk
+    assert (again.windows, again.windows_cached, again.windows_embedded) == (
+        first.windows,
+        first.windows,
+        0,
+    )
+    reused = (tmp_path / "docs.scidx").read_bytes()
+    # The same bytes as a pack that embeds every window afresh.
+    shutil.rmtree(tmp_path / "cache")
+    (tmp_path / "docs.scidx").unlink()
+    fresh = pack_docs(cfg)
+    assert fresh.windows_embedded == first.windows
+    assert (tmp_path / "docs.scidx").read_bytes() == reused
+
+
+def test_windows_of_another_cut_are_not_reused(minilm: Path, tmp_path: Path) -> None:
+    """An index cut with another overlap offers no windows: they are embedded afresh."""
+    from scidx.pack.packer import pack_docs
+
+    cfg = make_project(tmp_path, minilm, maxTokens=32, windowOverlap=4, cacheDir="cache")
+    (tmp_path / "docs" / "long.md").write_text(f"# Long\n\n{FILLER} {TAIL}\n", encoding="utf-8")
+    pack_docs(cfg)
+    shutil.rmtree(tmp_path / "cache")
+    settings = json.loads(cfg.read_text(encoding="utf-8"))
+    cfg.write_text(json.dumps({**settings, "windowOverlap": 8}), encoding="utf-8")
+    again = pack_docs(cfg)
+    assert again.windows > 0 and (again.windows_cached, again.windows_embedded) == (
+        0,
+        again.windows,
+    )
 
 
 def test_window_overlap_is_a_local_setting(tmp_path: Path) -> None:

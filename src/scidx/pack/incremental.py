@@ -147,6 +147,7 @@ def _seed_vectors(
         )
         shapes = {name: info.shape for name, info in header.arrays.items()}
         stored = [array_view(mm, header, name) for name in vector_array_names(shapes, n)]
+        verified: dict[int, str] = {}  # chunk row -> the text its main vector was made from
         if not lossy and keys is not None and keys.shape == (n,) and source_rows.shape == (n,):
             vectors = store.decode_all()
             for i in range(n):
@@ -161,6 +162,54 @@ def _seed_vectors(
                 text = embedding_text(titles[row], heading_path, body)
                 key = cache_key(embedder.provider_id, embedder.model_id, embedder.dimensions, text)
                 seed[key] = np.array(vectors[i], dtype=np.float32)
+                verified[i] = text
+        seed.update(_seed_windows(mm, header, embedder, (store.encoding, encoding), n, verified))
+    return seed
+
+
+def _seed_windows(
+    mm: bytes,
+    header: Header,
+    embedder: Embedder,
+    encodings: tuple[str, str],
+    n: int,
+    verified: dict[int, str],
+) -> dict[bytes, np.ndarray]:
+    """The previous index's window rows (FORMAT.md §2.11) by the cache key of their text.
+
+    Window rows carry no key of their own: they are bound to their chunk by ``window.chunk``
+    and to its text by the cut, which only the tokenizer and ``meta.windows`` decide. So they
+    are reused only for chunks whose main row was verified (``verified``), only when the
+    previous index cut windows as this provider would (same ``tokens`` and ``overlap``), and
+    only when the cut of the text gives as many windows as the index holds for that chunk.
+    ``encodings`` is (the previous index's vector encoding, the one this pack writes).
+    """
+    from scidx.index.windows import open_windows
+    from scidx.pack.cache import cache_key
+
+    policy, old = embedder.window_policy(), header.meta.get("windows")
+    if policy is None or not verified or not isinstance(old, dict):
+        return {}
+    if any(old.get(k) != policy.get(k) for k in ("tokens", "overlap")):
+        return {}
+    windows = open_windows(mm, header, n, embedder.dimensions, encodings[0])
+    if windows is None or not len(windows):
+        return {}
+    if windows.store.encoding != "float32" and encodings[1] == "float32":
+        return {}  # int8 window rows are less precise than a float32 index asks for
+    starts, rows = windows.segments()
+    ends = np.r_[starts[1:], len(windows)]
+    runs = [(int(r), int(a), int(b)) for r, a, b in zip(rows, starts, ends, strict=True)]
+    runs = [run for run in runs if run[0] in verified]
+    texts = embedder.windows([verified[row] for row, _, _ in runs]) if runs else []
+    vectors = windows.store.decode_all()
+    seed: dict[bytes, np.ndarray] = {}
+    for (_, start, end), parts in zip(runs, texts, strict=True):
+        if len(parts) != end - start:
+            continue  # another cut (tokenizer or window policy changed): embed afresh
+        for text, vector in zip(parts, vectors[start:end], strict=True):
+            key = cache_key(embedder.provider_id, embedder.model_id, embedder.dimensions, text)
+            seed[key] = np.array(vector, dtype=np.float32)
     return seed
 
 

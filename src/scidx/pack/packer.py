@@ -467,6 +467,7 @@ def _embed_and_index(
         use_cache=use_cache,
         progress=report,
         encoding=run.cfg.vectors,
+        seed=seed,
     )
     vector_arrays.update(found.arrays)
     result.add_windows(found)

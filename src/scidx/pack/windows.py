@@ -9,7 +9,7 @@ embeds only the windows of changed chunks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,11 +65,14 @@ def embed_windows(
     use_cache: bool,
     progress: Progress,
     encoding: str,
+    seed: Mapping[bytes, np.ndarray] | None = None,
 ) -> WindowVectors:
     """Embed the later windows of every record longer than the provider's limit.
 
     Rows are in chunk-row order, each chunk's windows in text order, so ``window.chunk`` is
     non-decreasing. Progress reports stage ``windows`` (windows embedded or cached of all).
+    ``seed`` holds known vectors by cache key (the previous index's windows, see
+    :func:`scidx.pack.incremental.read_previous`), consulted before the disk cache.
 
     Raises:
         ProviderError: The provider failed (finished batches stay cached).
@@ -88,6 +91,7 @@ def embed_windows(
         cached = CachedEmbedder(
             embedder,
             cache,
+            seed=seed,
             labels=lambda i: f"{records[chunk[i]].id} (window {ordinal[i] + 1})",
         )
         done = 0
