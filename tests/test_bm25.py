@@ -67,8 +67,8 @@ def reference_scores(
     return scores
 
 
-def as_view(arrays: dict[str, np.ndarray]) -> BM25Arrays:
-    return BM25Arrays(*(arrays[name] for name in bm25.ARRAY_NAMES))
+def as_view(arrays: dict[str, np.ndarray], meta: dict[str, object]) -> BM25Arrays:
+    return BM25Arrays.of(arrays, meta)
 
 
 @pytest.mark.parametrize(("k1", "b", "hw"), [(1.2, 0.75, 2.0), (1.5, 0.3, 1.0), (0.9, 1.0, 0.0)])
@@ -85,7 +85,7 @@ def as_view(arrays: dict[str, np.ndarray]) -> BM25Arrays:
 )
 def test_scores_equal_reference(k1: float, b: float, hw: float, query: str) -> None:
     arrays, meta = build_arrays(HEADINGS, BODIES, k1=k1, b=b, heading_weight=hw)
-    rows, scores = score_query(as_view(arrays), query_terms(query))
+    rows, scores = score_query(as_view(arrays, meta), query_terms(query))
     dense = np.zeros(len(BODIES))
     dense[rows] = scores
     expected = reference_scores(HEADINGS, BODIES, query, k1=k1, b=b, heading_weight=hw)
@@ -99,8 +99,8 @@ def test_random_corpus_equals_reference() -> None:
     vocab = [f"w{i}" for i in range(40)] + ["alpha", "beta", "gamma"]
     bodies = [" ".join(rnd.choices(vocab, k=rnd.randrange(1, 30))) for _ in range(60)]
     heads = [" ".join(rnd.choices(vocab, k=rnd.randrange(0, 3))) for _ in range(60)]
-    arrays, _ = build_arrays(heads, bodies, k1=1.2, b=0.75, heading_weight=2.0)
-    view = as_view(arrays)
+    arrays, meta = build_arrays(heads, bodies, k1=1.2, b=0.75, heading_weight=2.0)
+    view = as_view(arrays, meta)
     for _ in range(30):
         query = " ".join(rnd.choices(vocab, k=3))
         rows, scores = score_query(view, query_terms(query))
@@ -114,18 +114,25 @@ def test_arrays_follow_the_contract() -> None:
     arrays, meta = build_arrays(HEADINGS, BODIES)
     assert set(arrays) == set(bm25.ARRAY_NAMES)
     th, ptr = arrays["bm25.term_hash"], arrays["bm25.term_ptr"]
-    doc, w, dl = arrays["bm25.post_doc"], arrays["bm25.post_weight"], arrays["bm25.doc_len"]
+    doc, codes, dl = arrays["bm25.post_doc"], arrays["bm25.post_tf"], arrays["bm25.doc_len"]
+    tfs, dfs, idfs = (arrays[f"bm25.{n}_values"] for n in ("tf", "df", "idf"))
     assert th.dtype == np.uint64 and ptr.dtype == np.uint64
-    assert (
-        doc.dtype == np.uint16 and w.dtype == np.float32 and dl.dtype == np.uint32
-    )  # <= 65536 chunks: two bytes
+    assert doc.dtype == np.uint16 and dl.dtype == np.uint32  # <= 65536 chunks: two bytes
+    assert codes.dtype == np.uint8 and codes.shape == doc.shape  # <= 256 frequencies: one byte
+    assert tfs.dtype == np.float64 and np.all(tfs[1:] > tfs[:-1]) and tfs[0] > 0
+    assert int(codes.max()) == tfs.shape[0] - 1  # every listed frequency is used
+    assert dfs.dtype == np.uint32 and np.all(dfs[1:] > dfs[:-1])
+    assert set(np.diff(ptr.astype(np.int64)).tolist()) == set(dfs.tolist())
+    assert idfs.dtype == np.float64 and idfs.shape == dfs.shape
+    n = len(BODIES)
+    np.testing.assert_array_equal(idfs, np.log1p((n - dfs + 0.5) / (dfs + 0.5)))
     assert np.all(th[1:] > th[:-1])  # sorted, unique
     assert ptr.shape == (th.shape[0] + 1,) and ptr[0] == 0 and ptr[-1] == doc.shape[0]
     assert np.all(np.diff(ptr.astype(np.int64)) > 0)
     for t in range(th.shape[0]):
         run = doc[int(ptr[t]) : int(ptr[t + 1])]
         assert np.all(run[1:] > run[:-1])
-    assert np.all(w > 0)
+    assert np.all(bm25.posting_impacts(as_view(arrays, meta), n) > 0)
     assert dl.tolist()[3] == 0  # a chunk of stop-words has no tokens
     assert th[np.searchsorted(th, np.uint64(term_hash("kubectl")))] == term_hash("kubectl")
     assert meta == {
@@ -153,7 +160,7 @@ def test_empty_corpus_and_empty_chunks() -> None:
     assert arrays["bm25.term_ptr"].tolist() == [0]
     assert arrays["bm25.doc_len"].shape == (0,)
     assert meta["avgdl"] == 1.0
-    rows, scores = score_query(as_view(arrays), ["anything"])
+    rows, scores = score_query(as_view(arrays, meta), ["anything"])
     assert rows.shape == (0,) and scores.shape == (0,)
     arrays, _ = build_arrays(["", ""], ["the", "a of"])
     assert arrays["bm25.post_doc"].shape == (0,)
@@ -175,8 +182,8 @@ def test_bad_parameters(kwargs: dict[str, float], message: str) -> None:
 
 
 def test_repeated_query_terms_count_once() -> None:
-    arrays, _ = build_arrays(HEADINGS, BODIES)
-    view = as_view(arrays)
+    arrays, meta = build_arrays(HEADINGS, BODIES)
+    view = as_view(arrays, meta)
     assert query_terms("cats cats Cats chase") == ["cat", "chase"]
     once = score_query(view, query_terms("cats chase"))
     many = score_query(view, query_terms("cats cats cats chase"))
@@ -204,8 +211,8 @@ def test_keyword_top_k_equals_scoring_every_chunk_then_cutting(seed: int) -> Non
     n = rnd.choice((3, 50, 400, 3000))
     bodies = [" ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 30))) for _ in range(n)]
     bodies += bodies[: n // 5]  # exact duplicates tie
-    arrays, _ = build_arrays([""] * len(bodies), bodies)
-    bm = BM25Arrays(*(arrays[name] for name in bm25.ARRAY_NAMES))
+    arrays, meta = build_arrays([""] * len(bodies), bodies)
+    bm = as_view(arrays, meta)
     lookup = bm25.PostingLookup(bm, len(bodies))
     for _ in range(15):
         terms = [rnd.choice(vocab) for _ in range(rnd.randint(1, 8))] + ["absent"]
@@ -263,3 +270,63 @@ def test_hash_fields_is_hash_terms_per_chunk() -> None:
     assert bm25.hash_fields([], []) == ([], [])
     block = bm25.hash_terms(None, bodies)
     assert block.chunks == 3 and block.head_lens.tolist() == [0, 0, 0]
+
+
+def _format3_impacts(
+    heads: list[str], bodies: list[str], k1: float, b: float, hw: float
+) -> dict[tuple[int, int], np.float32]:
+    """Format 3's stored impact of each (term hash, row): the packer's float64 operations."""
+    tfs: list[dict[int, float]] = []
+    for head, body in zip(heads, bodies, strict=True):
+        tf: dict[int, float] = {}
+        for t in tokenize(head) if hw else []:
+            tf[term_hash(t)] = tf.get(term_hash(t), 0.0) + hw
+        for t in tokenize(body):
+            tf[term_hash(t)] = tf.get(term_hash(t), 0.0) + 1.0
+        tfs.append(tf)
+    lengths = np.rint([sum(tf.values()) for tf in tfs]).astype(np.uint32)
+    n = len(bodies)
+    avgdl = float(lengths.mean()) if n and lengths.any() else 1.0
+    norm = k1 * (1.0 - b + b * lengths.astype(np.float64) / avgdl)
+    df: Counter[int] = Counter(h for tf in tfs for h in tf)
+    hashes = sorted(df)
+    dfs = np.array([df[h] for h in hashes], dtype=np.float64)
+    idf = dict(zip(hashes, np.log1p((n - dfs + 0.5) / (dfs + 0.5)).tolist(), strict=True))
+    return {
+        (h, row): np.float32(idf[h] * f * (k1 + 1.0) / (f + norm[row]))
+        for row, tf in enumerate(tfs)
+        for h, f in tf.items()
+    }
+
+
+@pytest.mark.parametrize(("hw", "vocab", "repeat"), [(2.0, 40, 30), (1.1, 40, 30), (1.0, 4, 1000)])
+def test_impacts_are_format_3_impacts_bit_for_bit(hw: float, vocab: int, repeat: int) -> None:
+    """Codes and tables decode to exactly the float32 impacts format 3 stored (issue 25).
+
+    1.1 makes inexact float64 sums (the table keeps them as summed); 4 words repeated up to
+    750 times make over 256 distinct frequencies (two-byte codes).
+    """
+    rnd = random.Random(vocab * repeat)
+    words = [f"w{i}" for i in range(vocab)]
+    bodies = [" ".join(rnd.choices(words, k=rnd.randrange(0, repeat * 3))) for _ in range(120)]
+    heads = [" ".join(rnd.choices(words, k=rnd.randrange(0, 4))) for _ in range(120)]
+    arrays, meta = build_arrays(heads, bodies, heading_weight=hw)
+    view = as_view(arrays, meta)
+    if repeat > 256:
+        assert arrays["bm25.post_tf"].dtype == np.uint16
+    want = _format3_impacts(heads, bodies, bm25.DEFAULT_K1, bm25.DEFAULT_B, hw)
+    every = bm25.posting_impacts(view, len(bodies))
+    ptr, th = arrays["bm25.term_ptr"], arrays["bm25.term_hash"]
+    rows = arrays["bm25.post_doc"].astype(np.int64)
+    term = np.repeat(np.arange(th.shape[0]), np.diff(ptr.astype(np.int64)))
+    got = {(int(th[t]), int(r)): w for t, r, w in zip(term, rows, every, strict=True)}
+    assert got.keys() == want.keys()
+    assert all(got[key].view(np.uint32) == want[key].view(np.uint32) for key in want)
+    for word in words:
+        found = bm25.term_postings(view, word, len(bodies))
+        assert found is not None
+        docs, weights = found
+        start = int(ptr[int(np.searchsorted(th, np.uint64(term_hash(word))))])
+        np.testing.assert_array_equal(
+            weights.view(np.uint32), every[start : start + len(docs)].view(np.uint32)
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import mmap
 import re
 import struct
@@ -48,7 +49,7 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x03\x00"  # major 3
+    b"\x04\x00"  # major 4
     b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
@@ -88,7 +89,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (3, 0)
+    assert header.version == (4, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -108,11 +109,11 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (3, 0)
+    assert fmt.FORMAT_VERSION == (4, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
-    assert list(fmt.DTYPES) == ["<u1", "<u2", "<u4", "<u8", "<i4", "<i8", "<f4"]
+    assert list(fmt.DTYPES) == ["<u1", "<u2", "<u4", "<u8", "<i4", "<i8", "<f4", "<f8"]
 
 
 def test_write_index_matches_encode(tmp_path: Path) -> None:
@@ -173,7 +174,11 @@ def one_chunk_index() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     )
     arrays["bm25.term_ptr"] = np.arange(6, dtype="<u8")
     arrays["bm25.post_doc"] = np.zeros(5, dtype="<u4")
-    arrays["bm25.post_weight"] = np.full(5, 0.2876821, dtype="<f4")
+    # One frequency (1.0) and one document frequency (1): each impact is the idf of df 1.
+    arrays["bm25.post_tf"] = np.zeros(5, dtype="<u1")
+    arrays["bm25.tf_values"] = np.array([1.0], dtype="<f8")
+    arrays["bm25.df_values"] = np.array([1], dtype="<u4")
+    arrays["bm25.idf_values"] = np.array([math.log1p(0.5 / 1.5)], dtype="<f8")
     arrays["bm25.doc_len"] = np.array([7], dtype="<u4")
     meta = {
         "packer": "scidx-pack-1",
@@ -292,7 +297,7 @@ def test_meta_rejects_non_canonical_values(meta: Any, exc: type[Exception], mess
 @pytest.mark.parametrize(
     ("arrays", "exc", "message"),
     [
-        ({"a": np.zeros(2, "<f8")}, ValueError, "array `a` has dtype <f8; a .scidx array must"),
+        ({"a": np.zeros(2, "<f2")}, ValueError, "array `a` has dtype <f2; a .scidx array must"),
         ({"a": np.zeros(2, bool)}, ValueError, "array `a` has dtype |b1;"),
         ({"a": np.zeros(2, object)}, ValueError, "array `a` has dtype |O;"),
         ({"a": np.zeros(2, "<i2")}, ValueError, "array `a` has dtype <i2;"),
@@ -313,7 +318,7 @@ def test_writer_rejects_bad_arrays(arrays: Any, exc: type[Exception], message: s
 def test_writer_fails_before_writing_anything() -> None:
     out = io.BytesIO()
     with pytest.raises(ValueError):
-        fmt.write_index(out, {"a": np.zeros(1, "<f8")}, {}, built_utc=EPOCH, generator="g")
+        fmt.write_index(out, {"a": np.zeros(1, "<f2")}, {}, built_utc=EPOCH, generator="g")
     assert out.getvalue() == b""
 
 
@@ -471,7 +476,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (3, 7)
+    assert header.version == (4, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -565,9 +570,9 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=4, minor=3)
+    data = rebuild(TINY, major=5, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 4.3; this scidx reads format 3.x. "
+        "docs.scidx was written with format 5.3; this scidx reads format 4.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
@@ -578,14 +583,16 @@ def test_newer_major_message() -> None:
 
 def test_older_major_message() -> None:
     assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
-        "<buffer> was written with format 1.1; this scidx reads format 3.x. "
+        "<buffer> was written with format 1.1; this scidx reads format 4.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
-    # Format 2 (8-byte snippet occurrences, <u4 posting rows) is refused the same way.
-    assert message(UnsupportedFormatVersionError, rebuild(TINY, major=2, minor=0)) == (
-        "<buffer> was written with format 2.0; this scidx reads format 3.x. "
-        "Rebuild it with `toolup-rag pack-docs`."
-    )
+    # Format 2 (8-byte snippet occurrences, <u4 posting rows) and format 3 (float32 impacts)
+    # are refused the same way.
+    for major in (2, 3):
+        assert message(UnsupportedFormatVersionError, rebuild(TINY, major=major, minor=0)) == (
+            f"<buffer> was written with format {major}.0; this scidx reads format 4.x. "
+            "Rebuild it with `toolup-rag pack-docs`."
+        )
 
 
 def test_huge_header_length_message() -> None:
@@ -687,7 +694,7 @@ HEADER_EDITS = {
     "misaligned": (_entry(1, "offset", 96 - 8), "array `b` starts at data offset 88, not a"),
     "hole": (_entry(1, "offset", 128), "array `b` starts at data offset 128, leaving a hole of 64"),
     "first not at 0": (_entry(0, "offset", 64), "array `a` starts at data offset 64, leaving"),
-    "unknown dtype": (_entry(1, "dtype", "<f8"), "array `b` has dtype '<f8', which is not one of"),
+    "unknown dtype": (_entry(1, "dtype", "<f2"), "array `b` has dtype '<f2', which is not one of"),
     "big-endian dtype": (_entry(1, "dtype", ">f4"), "array `b` has dtype '>f4', which is not"),
     "dtype not str": (_entry(1, "dtype", 4), "array `b` has dtype 4, which is not one of"),
     "shape mismatch": (_entry(1, "shape", [3, 3]), "array `b` has nbytes 24, but shape [3, 3] of"),

@@ -233,7 +233,31 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
     ("mutate", "message"),
     [
         (lambda a, m: a.pop("vectors"), "has no array `vectors`"),
-        (lambda a, m: a.pop("bm25.post_weight"), "has no array `bm25.post_weight`"),
+        (lambda a, m: a.pop("bm25.post_tf"), "has no array `bm25.post_tf`"),
+        (lambda a, m: a.pop("bm25.idf_values"), "has no array `bm25.idf_values`"),
+        (
+            lambda a, m: a.__setitem__("bm25.post_tf", a["bm25.post_tf"].astype("<i4")),
+            "array `bm25.post_tf` has dtype <i4, expected <u1",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.post_tf", a["bm25.post_tf"][:-1].copy()),
+            "array `bm25.post_tf` has shape",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.tf_values", a["bm25.tf_values"].astype("<f4")),
+            "array `bm25.tf_values` has dtype <f4, expected <f8",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.idf_values", a["bm25.idf_values"][:-1].copy()),
+            "array `bm25.idf_values` has shape",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.df_values", a["bm25.df_values"].astype("<u8")),
+            "array `bm25.df_values` has dtype <u8, expected <u4",
+        ),
+        (lambda a, m: m["bm25"].__setitem__("avgdl", 0.0), "`meta.bm25.avgdl` is 0.0, not a"),
+        (lambda a, m: m["bm25"].__setitem__("k1", "1.2"), "`meta.bm25.k1` is '1.2', not a"),
+        (lambda a, m: m["bm25"].__setitem__("b", 1.5), "`meta.bm25.b` is 1.5, not a number"),
         (
             lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"].astype("<u8")),
             "array `bm25.post_doc` has dtype <u8, expected <u4",
@@ -423,3 +447,66 @@ def test_posting_rows_are_two_bytes_while_they_fit_and_either_width_reads() -> N
     with load_bytes(DOCS_INDEX) as narrow_idx, load_bytes(wide, verify=True) as wide_idx:
         for query in ("install kubectl", "cors options", "chunk guide"):
             assert narrow_idx.rank(query, k=10) == wide_idx.rank(query, k=10)
+
+
+def _set(name: str, row: int | slice, value: float) -> Any:
+    def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        array = a[name].copy()
+        array[row] = value
+        a[name] = array
+
+    return mutate
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            _set("bm25.post_tf", slice(None), 255),
+            "array `bm25.post_tf` holds code 255, but `bm25.tf_values`",
+        ),
+        (
+            _set("bm25.tf_values", 0, float("nan")),
+            "array `bm25.tf_values` holds a frequency outside",
+        ),
+        (_set("bm25.tf_values", 0, 0.0), "array `bm25.tf_values` holds a frequency outside"),
+        (_set("bm25.tf_values", -1, 2.0**60), "array `bm25.tf_values` holds a frequency outside"),
+        (_set("bm25.idf_values", 0, 1e9), "array `bm25.idf_values` holds 1000000000.0, outside"),
+        (_set("bm25.idf_values", 0, float("nan")), "array `bm25.idf_values` holds nan, outside"),
+        (_set("bm25.df_values", 0, 4_000_000_000), "array `bm25.df_values` lacks the document"),
+    ],
+)
+def test_hostile_frequency_and_idf_tables_are_corrupt_in_every_mode(
+    mutate: Any, message: str
+) -> None:
+    """Format 4's codes and tables are checked when a term's impacts are computed (lazily)
+    and all at once with verify=True; a forged one is a CorruptIndexError, never a bad score."""
+    data = rewrite(DOCS_INDEX, mutate)
+    with pytest.raises(CorruptIndexError):
+        load_bytes(data, verify=True)
+    refused = 0
+    with load_bytes(data) as idx:  # constant-time open does not read them
+        for mode in ("keyword", "hybrid"):
+            for query in ("install kubectl cors chunk guide options", "the"):
+                try:
+                    hits = idx.search(query, mode=mode, k=5)
+                except CorruptIndexError as exc:
+                    assert message in str(exc), str(exc)
+                    refused += 1
+                else:
+                    assert all(np.isfinite(h.score) for h in hits)
+    assert refused
+
+
+def test_impacts_decode_the_same_from_any_code_width() -> None:
+    """`bm25.post_tf` may be <u1, <u2 or <u4 whatever the table's size (FORMAT.md §2.3)."""
+    ranked = []
+    for dtype in ("<u1", "<u2", "<u4"):
+        data = rewrite(
+            DOCS_INDEX,
+            lambda a, m, d=dtype: a.__setitem__("bm25.post_tf", a["bm25.post_tf"].astype(d)),
+        )
+        assert format.read_header(data).arrays["bm25.post_tf"].dtype == dtype
+        with load_bytes(data, verify=True) as idx:
+            ranked.append([idx.rank(q, k=10) for q in ("install kubectl", "cors options")])
+    assert ranked[0] == ranked[1] == ranked[2] and ranked[0][0]

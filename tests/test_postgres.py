@@ -776,10 +776,9 @@ def test_corrupt_keyword_arrays_are_refused_before_writing(pg: PgServer) -> None
 
     idx = _pack(_records())
     corpus = idx._live().corpus
-    weights = corpus.bm25.post_weight
-    forged = weights.copy()
-    forged[0] += 1.0
-    object.__setattr__(corpus.bm25, "post_weight", forged)
+    forged = corpus.bm25.tf_values.copy()
+    forged[0] += 1.0  # every posting with the smallest frequency gets another impact
+    object.__setattr__(corpus.bm25, "tf_values", forged)
     with pytest.raises(CorruptIndexError, match="BM25 impacts differ"):
         export_index(idx, pg.dsn, table="t_corrupt")
     with psycopg.connect(pg.dsn) as conn:

@@ -46,7 +46,10 @@ def empty_arrays(dims: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     arrays["chunk.span"] = np.zeros((0, 4), dtype="<u8")
     arrays["bm25.term_hash"] = np.zeros(0, dtype="<u8")
     arrays["bm25.term_ptr"] = np.zeros(1, dtype="<u8")
-    arrays["bm25.post_weight"] = np.zeros(0, dtype="<f4")
+    arrays["bm25.post_tf"] = np.zeros(0, dtype="<u1")
+    for name in ("bm25.tf_values", "bm25.idf_values"):
+        arrays[name] = np.zeros(0, dtype="<f8")
+    arrays["bm25.df_values"] = np.zeros(0, dtype="<u4")
     arrays["vectors"] = np.zeros((0, dims), dtype="<f4")
     meta["provider"]["dimensions"] = dims
     return arrays, meta
@@ -278,8 +281,12 @@ def test_8_close_releases_the_watched_descriptor(tmp_path: Path) -> None:
             "row 0 has L2 norm 0.5",
         ),
         (
-            lambda a, m: a.__setitem__("bm25.post_weight", -a["bm25.post_weight"]),
-            "negative BM25 weight at posting 0",
+            lambda a, m: a.__setitem__("bm25.tf_values", -a["bm25.tf_values"]),
+            r"`bm25.tf_values` holds a frequency outside \(0, ",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.idf_values", -a["bm25.idf_values"] - 1),
+            r"`bm25.idf_values` holds a value outside \[0, ",
         ),
     ],
 )
@@ -298,14 +305,13 @@ def test_14_verify_checks_postings_in_blocks(monkeypatch: pytest.MonkeyPatch, bl
     monkeypatch.setattr(verify_module, "_VERIFY_POSTINGS", block)
     load_bytes(_forge(lambda a, m: None), verify=True).close()
 
-    def negative_last(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
-        w = a["bm25.post_weight"].copy()
-        w[-1] = -w[-1]
-        a["bm25.post_weight"] = w
+    def code_past_the_table(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        codes = a["bm25.post_tf"].copy()
+        codes[-1] = a["bm25.tf_values"].shape[0]
+        a["bm25.post_tf"] = codes
 
-    postings = build_arrays(DOCS)[0]["bm25.post_weight"].shape[0]
-    with pytest.raises(CorruptIndexError, match=f"negative BM25 weight at posting {postings - 1}"):
-        load_bytes(_forge(negative_last), verify=True)
+    with pytest.raises(CorruptIndexError, match="`bm25.post_tf` holds a code past the"):
+        load_bytes(_forge(code_past_the_table), verify=True)
 
     def descending(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
         ptr, docs = a["bm25.term_ptr"], a["bm25.post_doc"].copy()

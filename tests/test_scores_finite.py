@@ -2,7 +2,8 @@
 
 An int8 ``vectors.scale`` of 3e38 or a ``bm25.post_weight`` of 3e38 passed ``verify``; scores
 became ``inf`` (``search --json`` printed ``Infinity``, ``serve`` answered 500), and without
-``verify`` NaN and -inf flowed the same way.
+``verify`` NaN and -inf flowed the same way. Format 4 computes impacts from the frequency and
+idf tables (``bm25.tf_values``, ``bm25.idf_values``): the same holds for theirs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 from scidx.errors import CorruptIndexError
+from scidx.index.bm25 import idf_limit, posting_impacts
 from scidx.index.format import array_view, read_header
 from scidx.index.index import load_bytes
 from scidx.index.verify import max_bm25_weight
@@ -37,7 +39,7 @@ def int8() -> bytes:
 
 def _with(data: bytes, name: str, row: int, value: float) -> bytes:
     array = np.array(array_view(data, read_header(data), name))
-    array[row] = np.float32(value)
+    array[row] = value
     return _rewrite(data, **{name.replace(".", "__"): array})
 
 
@@ -54,7 +56,9 @@ def _searches_are_finite_or_refused(data: bytes) -> int:
                     ranked = idx.rank(QUERY, k=k, mode=mode)
                     batch = idx.rank_batch([QUERY, "logs"], k=k, mode=mode)
                 except CorruptIndexError as exc:
-                    assert "holds values no packer writes" in str(exc)
+                    assert "holds values no packer writes" in str(exc) or "_values` holds" in str(
+                        exc
+                    )
                     refused += 1
                     continue
                 scores = [h.score for h in hits] + [s for _, s in ranked]
@@ -81,30 +85,37 @@ def test_verify_bounds_int8_scales(int8: bytes) -> None:
         load_bytes(half, verify=True)
 
 
-@pytest.mark.parametrize("value", [3e38, math.inf, -math.inf, math.nan])
-def test_bm25_weights_never_reach_a_hit_unless_finite(int8: bytes, value: float) -> None:
-    weights = np.array(array_view(int8, read_header(int8), "bm25.post_weight"))
-    bad = _with(int8, "bm25.post_weight", slice(None), value)  # type: ignore[arg-type]
-    with pytest.raises(CorruptIndexError, match="bm25.post_weight"):
+@pytest.mark.parametrize("value", [3e38, math.inf, -math.inf, math.nan, 0.0])
+@pytest.mark.parametrize("table", ["bm25.tf_values", "bm25.idf_values"])
+def test_bm25_weights_never_reach_a_hit_unless_finite(
+    int8: bytes, table: str, value: float
+) -> None:
+    if table == "bm25.idf_values" and value == 0.0:
+        value = -1e-3  # an idf of 0 is possible (a term in every chunk); below is not
+    bad = _with(int8, table, slice(None), value)  # type: ignore[arg-type]
+    with pytest.raises(CorruptIndexError, match=table):
         load_bytes(bad, verify=True)
-    _searches_are_finite_or_refused(bad)
-    assert float(weights.max()) <= max_bm25_weight(len(load_bytes(int8)), 1.2)
+    assert _searches_are_finite_or_refused(bad) > 0
+    # Every impact of the real file is within what verify allows.
+    idx = load_bytes(int8)
+    weights = posting_impacts(idx._live().corpus.bm25, len(idx))  # noqa: SLF001
+    assert float(weights.max()) <= max_bm25_weight(len(idx), 1.2)
 
 
-def test_verify_bounds_weights_by_what_the_packer_writes(int8: bytes) -> None:
+def test_verify_bounds_idf_by_what_the_packer_writes(int8: bytes) -> None:
     n = len(load_bytes(int8))
-    limit = max_bm25_weight(n, 1.2)
-    just_over = _with(int8, "bm25.post_weight", 0, limit * 1.01)
-    with pytest.raises(CorruptIndexError, match="the largest BM25 weight"):
+    limit = idf_limit(n)
+    just_over = _with(int8, "bm25.idf_values", -1, limit * 1.01)
+    with pytest.raises(CorruptIndexError, match=r"holds a value outside \[0, "):
         load_bytes(just_over, verify=True)
-    load_bytes(_with(int8, "bm25.post_weight", 0, limit * 0.99), verify=True).close()
+    load_bytes(_with(int8, "bm25.idf_values", -1, limit * 0.99), verify=True).close()
 
 
 def test_cli_search_json_never_prints_infinity(int8: bytes, tmp_path: Path) -> None:
     path = tmp_path / "bad.scidx"
-    # inf on every posting: what `search --json` printed as Infinity (3e38 weights summed in
-    # float32 did the same).
-    path.write_bytes(_with(int8, "bm25.post_weight", slice(None), math.inf))  # type: ignore[arg-type]
+    # inf frequencies: in format 3, inf impacts were what `search --json` printed as Infinity
+    # (3e38 weights summed in float32 did the same).
+    path.write_bytes(_with(int8, "bm25.tf_values", slice(None), math.inf))  # type: ignore[arg-type]
     proc = subprocess.run(
         [sys.executable, "-m", "scidx", "search", str(path), QUERY, "--mode", "keyword", "--json"],
         capture_output=True,

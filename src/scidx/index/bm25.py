@@ -5,16 +5,24 @@ arrays. Each chunk is indexed as two fields, its heading text (document title + 
 its body; a heading term counts ``heading_weight`` times (BM25F-style field boost folded into the
 term frequency and the document length).
 
-Stored per (term, chunk) posting is the final BM25 *impact*, so a query only adds numbers::
+A query adds, per chunk, the BM25 *impact* of each of its distinct terms::
 
     idf(t)    = ln(1 + (N - df + 0.5) / (df + 0.5))            # Lucene's idf, never negative
     impact    = idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
     score(q,d) = sum of impact(t, d) over the distinct terms t of q
 
 ``tf`` and ``dl`` are the field-weighted term frequency and length; ``dl`` is the stored
-``bm25.doc_len`` (rounded to an integer). Repeated query terms count once: queries are short
-questions, and repeating a word there is phrasing, not emphasis (SciFact train agrees, see the
-benchmark notes in the package docs).
+``bm25.doc_len`` (rounded to an integer). Format 4 stores per posting not the float32 impact
+but a one-byte code of its ``tf`` (``bm25.post_tf``, into the table ``bm25.tf_values`` of
+the index's distinct frequencies), and the packer's float64 ``idf`` once per distinct
+document frequency (``bm25.df_values``/``bm25.idf_values``); :func:`term_postings` computes a
+term's impacts from them with the packer's own float64 operations, so they are the float32
+impacts of format 3, bit for bit, at a quarter of the bytes. Storing the idf (rather than
+recomputing ``log1p``) keeps that exact on every machine: numpy's SIMD ``log1p`` and the C
+library's differ in the last bit for about 8% of arguments.
+
+Repeated query terms count once: queries are short questions, and repeating a word there is
+phrasing, not emphasis (SciFact train agrees, see the benchmark notes in the package docs).
 
 Terms are identified by ``xxh3_64(term.encode("utf-8"))``; ``bm25.term_hash`` is sorted and
 unique, so a query term is found with one ``np.searchsorted``.
@@ -25,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +50,7 @@ __all__ = [
     "DEFAULT_B",
     "DEFAULT_HEADING_WEIGHT",
     "DEFAULT_K1",
+    "MAX_TF",
     "BM25Arrays",
     "PostingLookup",
     "Postings",
@@ -51,7 +60,11 @@ __all__ = [
     "TermBlock",
     "hash_fields",
     "hash_terms",
+    "code_dtype",
+    "idf_limit",
     "keyword_top_k",
+    "lucene_idf",
+    "posting_impacts",
     "query_terms",
     "score_postings",
     "score_query",
@@ -72,7 +85,10 @@ ARRAY_NAMES = (
     "bm25.term_hash",
     "bm25.term_ptr",
     "bm25.post_doc",
-    "bm25.post_weight",
+    "bm25.post_tf",
+    "bm25.tf_values",
+    "bm25.df_values",
+    "bm25.idf_values",
     "bm25.doc_len",
 )
 
@@ -100,9 +116,11 @@ def build_arrays(
         heading_weight: How many body occurrences one heading occurrence is worth (>= 0).
 
     Returns:
-        ``(arrays, meta)``: arrays named as in ARCHITECTURE.md (``bm25.term_hash`` uint64 [V],
+        ``(arrays, meta)``: arrays named as in FORMAT.md §2.3 (``bm25.term_hash`` uint64 [V],
         ``bm25.term_ptr`` uint64 [V+1], ``bm25.post_doc`` uint16 (N <= 65536) or uint32 [P],
-        ``bm25.post_weight`` float32 [P], ``bm25.doc_len`` uint32 [N]) and the ``bm25`` meta.
+        ``bm25.post_tf`` uint8 (or wider, :func:`code_dtype`) [P], ``bm25.tf_values`` float64
+        [T], ``bm25.df_values`` uint32 [K], ``bm25.idf_values`` float64 [K], ``bm25.doc_len``
+        uint32 [N]) and the ``bm25`` meta.
 
     Raises:
         ValueError: Mismatched lengths or parameters out of range.
@@ -273,7 +291,7 @@ def build_arrays_from_blocks(
         raise ValueError(f"the blocks hold {parts.chunks} chunks, not {n}")
     doc_len = np.rint(parts.dl_float).astype(np.uint32)
     avgdl = float(doc_len.mean()) if n and doc_len.any() else 1.0
-    arrays = parts.finish(doc_len, avgdl, k1, b)
+    arrays = parts.finish(doc_len)
     meta: dict[str, object] = {
         "k1": float(k1),
         "b": float(b),
@@ -345,23 +363,25 @@ class _PostingParts:
         tf32 = tf.astype(np.float32)
         self.tfs.append(tf32 if np.array_equal(tf32, tf) else tf)
 
-    def finish(
-        self, doc_len: npt.NDArray[np.uint32], avgdl: float, k1: float, b: float
-    ) -> dict[str, np.ndarray]:
-        """Pass 2: CSR order (terms by hash, chunks ascending within a term) and impacts.
+    def finish(self, doc_len: npt.NDArray[np.uint32]) -> dict[str, np.ndarray]:
+        """Pass 2: CSR order (terms by hash, chunks ascending within a term), codes and tables.
 
-        Done one range of hash values at a time: a term's postings all fall in one range, so
-        its document frequency is known there, and the ranges in order are the global order.
-        Only the output arrays and one range's copies exist next to the parts. A (practically
-        impossible) 64-bit collision merges two terms, which is what the query side does too.
+        Done one range of hash values at a time: a term's postings all fall in one range, and
+        the ranges in order are the global order. Only the output arrays and one range's
+        copies exist next to the parts. A (practically impossible) 64-bit collision merges two
+        terms, which is what the query side does too. No impact is computed here (format 4:
+        the reader computes a term's impacts from the stored codes and tables).
         """
         total = sum(h.shape[0] for h in self.hashes)
         n = doc_len.shape[0]
+        # Every distinct field-weighted frequency, ascending (SciFact: 71; Kubernetes: 58).
+        tf_values = np.unique(
+            np.concatenate([np.zeros(0), *(np.unique(t).astype(np.float64) for t in self.tfs)])
+        )
         post_doc = np.empty(total, dtype=post_doc_dtype(n))
-        post_weight = np.empty(total, dtype=np.float32)
+        post_tf = np.empty(total, dtype=code_dtype(tf_values.shape[0]))
         term_parts: list[npt.NDArray[np.uint64]] = []
         df_parts: list[npt.NDArray[np.int64]] = []
-        dl_norm = k1 * (1.0 - b + b * doc_len.astype(np.float64) / avgdl)
         bits = min(max((total // _PASS2_POSTINGS).bit_length(), 0), 16)
         bounds = [np.uint64(i) << np.uint64(64 - bits) for i in range(1, 1 << bits)] if bits else []
         cuts = [h.searchsorted(np.array(bounds, dtype=np.uint64)) for h in self.hashes]
@@ -382,27 +402,43 @@ class _PostingParts:
             new_term = np.ones(ph.shape[0], dtype=bool)
             new_term[1:] = ph[1:] != ph[:-1]
             term_start = np.flatnonzero(new_term)
-            df_count = np.diff(np.append(term_start, ph.shape[0]))
-            df = df_count.astype(np.float64)
-            idf = np.log1p((n - df + 0.5) / (df + 0.5))
-            post_term = np.cumsum(new_term, dtype=np.int64) - 1
-            impact = idf[post_term] * tf * (k1 + 1.0) / (tf + dl_norm[pd])
             post_doc[out : out + ph.shape[0]] = pd
-            post_weight[out : out + ph.shape[0]] = impact
+            post_tf[out : out + ph.shape[0]] = tf_values.searchsorted(tf)
             out += ph.shape[0]
             term_parts.append(ph[term_start])
-            df_parts.append(df_count)
+            df_parts.append(np.diff(np.append(term_start, ph.shape[0])))
         self.hashes, self.docs, self.tfs = [], [], []
         df_all = _concat(df_parts, np.int64)
         term_ptr = np.zeros(df_all.shape[0] + 1, dtype=np.uint64)
         term_ptr[1:] = np.cumsum(df_all, dtype=np.uint64)
+        df_values = np.unique(df_all).astype(np.uint32)
         return {
             "bm25.term_hash": np.ascontiguousarray(_concat(term_parts, np.uint64)),
             "bm25.term_ptr": term_ptr,
             "bm25.post_doc": post_doc,
-            "bm25.post_weight": post_weight,
+            "bm25.post_tf": post_tf,
+            "bm25.tf_values": tf_values,
+            "bm25.df_values": df_values,
+            "bm25.idf_values": lucene_idf(n, df_values),
             "bm25.doc_len": doc_len,
         }
+
+
+def lucene_idf(n: int, df: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """Lucene's idf of each document frequency in ``df`` for ``n`` chunks, in float64.
+
+    Computed only here, by the packer, and stored (``bm25.idf_values``): the exporters and
+    the reader take it from the file, so they agree with the packer on any machine.
+    """
+    d = np.asarray(df, dtype=np.float64)
+    return np.asarray(np.log1p((n - d + 0.5) / (d + 0.5)), dtype=np.float64)
+
+
+def code_dtype(values: int) -> type[np.unsignedinteger[Any]]:
+    """The dtype of ``bm25.post_tf`` for a table of ``values`` frequencies: 1 byte up to 256."""
+    if values <= 1 << 8:
+        return np.uint8
+    return np.uint16 if values <= 1 << 16 else np.uint32
 
 
 def post_doc_dtype(n: int) -> type[np.unsignedinteger[Any]]:
@@ -429,13 +465,40 @@ def _concat(parts: Sequence[np.ndarray], dtype: type) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BM25Arrays:
-    """Views of the ``bm25.*`` arrays of one index (typically over a memory map)."""
+    """Views of the ``bm25.*`` arrays of one index (typically over a memory map).
+
+    With the ``meta.bm25`` parameters its impacts are computed with (checked on open).
+    """
 
     term_hash: npt.NDArray[np.uint64]
     term_ptr: npt.NDArray[np.uint64]
     post_doc: npt.NDArray[np.unsignedinteger[Any]]
-    post_weight: npt.NDArray[np.float32]
+    post_tf: npt.NDArray[np.unsignedinteger[Any]]
+    tf_values: npt.NDArray[np.float64]
+    df_values: npt.NDArray[np.uint32]
+    idf_values: npt.NDArray[np.float64]
     doc_len: npt.NDArray[np.uint32]
+    k1: float = DEFAULT_K1
+    b: float = DEFAULT_B
+    avgdl: float = 1.0
+
+    @classmethod
+    def of(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> BM25Arrays:
+        """The arrays :func:`build_arrays` returns, with its ``meta`` (for in-memory use)."""
+        a = arrays
+        return cls(
+            a["bm25.term_hash"],
+            a["bm25.term_ptr"],
+            a["bm25.post_doc"],
+            a["bm25.post_tf"],
+            a["bm25.tf_values"],
+            a["bm25.df_values"],
+            a["bm25.idf_values"],
+            a["bm25.doc_len"],
+            k1=float(meta["k1"]),
+            b=float(meta["b"]),
+            avgdl=float(meta["avgdl"]),
+        )
 
 
 def query_terms(query: str) -> list[str]:
@@ -514,12 +577,13 @@ def term_postings(
 ) -> tuple[npt.NDArray[np.unsignedinteger[Any]], npt.NDArray[np.float32]] | None:
     """The postings of ``term``: its chunk rows (ascending) and their BM25 impacts (float32).
 
-    The one place the stored postings are decoded (FORMAT.md §2.3, §2.4): a query's keyword
-    score of a chunk is the float32 sum, in float64, of these impacts over its distinct terms.
-    ``None`` when the index does not have the term (or its run is empty).
+    The one place a term's stored postings are decoded (FORMAT.md §2.3, §2.4): a query's
+    keyword score of a chunk is the float32 sum, in float64, of these impacts over its distinct
+    terms. ``None`` when the index does not have the term (or its run is empty).
 
     Raises:
-        CorruptIndexError: A posting points at a chunk row ``>= n``.
+        CorruptIndexError: A posting points at a chunk row ``>= n``, or a frequency code, a
+            frequency or an idf is out of bounds.
     """
     th = arrays.term_hash
     h = np.uint64(term_hash(term))
@@ -534,12 +598,111 @@ def term_postings(
     docs = arrays.post_doc[start:end]
     top = int(docs.max())
     if top >= n:
-        raise CorruptIndexError(
-            f"{source}: array `bm25.post_doc` points at chunk {top}, but the index "
-            f"has {n}. The file is truncated or corrupt; rebuild it with "
-            "`toolup-rag pack-docs`."
+        raise _corrupt(
+            source, f"array `bm25.post_doc` points at chunk {top}, but the index has {n}"
         )
-    return docs, arrays.post_weight[start:end]
+    return docs, _impacts(arrays, start, end, docs, n, source)
+
+
+def _impacts(
+    arrays: BM25Arrays,
+    start: int,
+    end: int,
+    docs: npt.NDArray[np.unsignedinteger[Any]],
+    n: int,
+    source: str,
+) -> npt.NDArray[np.float32]:
+    """The float32 impacts of postings ``[start, end)``, one term's run (rows ``docs``).
+
+    The packer's format 3 formula, operation for operation in float64 (elementwise IEEE
+    arithmetic is exact on every machine), so the result is its stored impacts, bit for bit.
+    """
+    df = end - start
+    dv = arrays.df_values
+    at = int(dv.searchsorted(df))
+    if at >= dv.shape[0] or int(dv[at]) != df:
+        raise _corrupt(source, f"array `bm25.df_values` lacks the document frequency {df}")
+    idf = float(arrays.idf_values[at])
+    if not 0.0 <= idf <= idf_limit(n):
+        raise _corrupt(
+            source, f"array `bm25.idf_values` holds {idf!r}, outside [0, {idf_limit(n):.6g}]"
+        )
+    codes = arrays.post_tf[start:end]
+    if int(codes.max()) >= arrays.tf_values.shape[0]:
+        raise _corrupt(
+            source,
+            f"array `bm25.post_tf` holds code {int(codes.max())}, but `bm25.tf_values` has "
+            f"{arrays.tf_values.shape[0]} entries",
+        )
+    tf = arrays.tf_values[codes]
+    if not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
+        raise _corrupt(source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
+    k1, b = arrays.k1, arrays.b
+    norm = k1 * (1.0 - b + b * arrays.doc_len[docs].astype(np.float64) / arrays.avgdl)
+    return np.asarray((idf * tf * (k1 + 1.0) / (tf + norm)).astype(np.float32))
+
+
+def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.NDArray[np.float32]:
+    """Every posting's float32 impact, in posting order: :func:`term_postings` for all terms.
+
+    For exporters (PostgreSQL), which copy every posting; the runtime never calls it (it
+    decodes the runs of a query's terms only). The same operations as :func:`_impacts`, so
+    the values are the ones a query sums.
+
+    Raises:
+        CorruptIndexError: As :func:`term_postings`, for any posting.
+    """
+    p = int(arrays.post_doc.shape[0])
+    ptr = arrays.term_ptr.astype(np.int64)
+    df = np.diff(ptr)
+    if ptr.shape[0] < 1 or int(ptr[0]) != 0 or int(ptr[-1]) != p or bool(np.any(df < 0)):
+        raise _corrupt(source, "array `bm25.term_ptr` is not monotonic from 0 to the postings")
+    dv = arrays.df_values
+    at = np.minimum(dv.searchsorted(df), max(dv.shape[0] - 1, 0))
+    if bool(np.any(df > 0)) and (not dv.shape[0] or bool(np.any((dv[at] != df) & (df > 0)))):
+        raise _corrupt(source, "array `bm25.df_values` lacks a term's document frequency")
+    idf = arrays.idf_values[at] if dv.shape[0] else np.zeros(df.shape[0])
+    if idf.shape[0] and not (float(idf.min()) >= 0.0 and float(idf.max()) <= idf_limit(n)):
+        raise _corrupt(
+            source, f"array `bm25.idf_values` holds a value outside [0, {idf_limit(n):.6g}]"
+        )
+    term = np.repeat(np.arange(df.shape[0], dtype=np.int64), df)
+    out = np.empty(p, dtype=np.float32)
+    k1, b, t = arrays.k1, arrays.b, arrays.tf_values.shape[0]
+    for lo in range(0, p, _IMPACT_BLOCK):
+        hi = min(lo + _IMPACT_BLOCK, p)
+        docs, codes = arrays.post_doc[lo:hi], arrays.post_tf[lo:hi]
+        if int(docs.max()) >= n:
+            raise _corrupt(source, f"array `bm25.post_doc` points past the {n} chunks")
+        if int(codes.max()) >= t:
+            raise _corrupt(source, f"array `bm25.post_tf` holds a code past the {t} frequencies")
+        tf = arrays.tf_values[codes]
+        if not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
+            raise _corrupt(
+                source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]"
+            )
+        norm = k1 * (1.0 - b + b * arrays.doc_len[docs].astype(np.float64) / arrays.avgdl)
+        out[lo:hi] = idf[term[lo:hi]] * tf * (k1 + 1.0) / (tf + norm)
+    return out
+
+
+_IMPACT_BLOCK = 1 << 20
+
+
+def idf_limit(n: int) -> float:
+    """The largest idf ``n`` chunks give (a term in one chunk), with float rounding room."""
+    return math.log1p(max(n - 0.5, 0.0) / 1.5) * (1.0 + 1e-12) + 1e-12
+
+
+MAX_TF = float(1 << 53)
+"""The largest field-weighted term frequency a reader accepts (far above any chunk's)."""
+
+
+def _corrupt(source: str, what: str) -> CorruptIndexError:
+    return CorruptIndexError(
+        f"{source}: {what}. The file is truncated or corrupt; rebuild it with "
+        "`toolup-rag pack-docs`."
+    )
 
 
 def accumulate(

@@ -43,7 +43,7 @@ class Corpus:
     """Lazy views of one index's arrays (string tables, chunk → source map, vectors, BM25).
 
     Which arrays a query touches: a keyword query reads ``bm25.term_hash`` (binary search),
-    the ``bm25.term_ptr`` entries and ``bm25.post_doc``/``bm25.post_weight`` runs of its terms,
+    the ``bm25.term_ptr`` entries and ``bm25.post_doc``/``bm25.post_tf`` runs of its terms,
     then, per returned hit, one entry of ``chunk.source`` and the rows of the ``chunk.*`` and
     ``source.*`` string tables; reading snippets adds the hits' runs of ``snippet.*``.
     ``vectors`` is only read by vector and hybrid queries, so a keyword-only process never

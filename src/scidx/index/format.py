@@ -81,9 +81,10 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (3, 0)
+FORMAT_VERSION: tuple[int, int] = (4, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
-(1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``)."""
+(1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``; 4.0:
+term-frequency codes and idf tables instead of float32 impacts, the ``<f8`` dtype)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""
@@ -108,6 +109,7 @@ DTYPES: Mapping[str, np.dtype[Any]] = {
     "<i4": np.dtype("<i4"),
     "<i8": np.dtype("<i8"),
     "<f4": np.dtype("<f4"),
+    "<f8": np.dtype("<f8"),
 }
 """Whitelisted array dtypes, keyed by the string stored in the header (always ``<``-prefixed)."""
 

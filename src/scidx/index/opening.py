@@ -21,6 +21,7 @@ Runtime module: numpy, msgpack, xxhash and the stdlib only.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import stat
@@ -190,19 +191,27 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
 
 
 def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
-    """The BM25 arrays, their shapes checked against each other (``V`` terms, ``P`` postings)."""
+    """The BM25 arrays, their shapes checked against each other (``V`` terms, ``P`` postings).
+
+    With the ``meta.bm25`` parameters their impacts are computed with.
+    """
     src = header.source
     term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
     v = int(term_hash.shape[0])
     _expect_shape(header, "bm25.term_ptr", (v + 1,))
     term_ptr = array_view(buf, header, "bm25.term_ptr", dtype="<u8", ndim=1)
     # <u2 while the rows fit (the packer's choice for N <= 65536), else <u4; either is valid.
-    entry = header.arrays.get("bm25.post_doc")
-    doc_dtype = entry.dtype if entry is not None and entry.dtype in ("<u2", "<u4") else "<u4"
-    post_doc = array_view(buf, header, "bm25.post_doc", dtype=doc_dtype, ndim=1)
+    post_doc = array_view(
+        buf, header, "bm25.post_doc", dtype=_either(header, "bm25.post_doc", ("<u4", "<u2")), ndim=1
+    )
     p = int(post_doc.shape[0])
-    _expect_shape(header, "bm25.post_weight", (p,))
-    post_weight = array_view(buf, header, "bm25.post_weight", dtype="<f4", ndim=1)
+    _expect_shape(header, "bm25.post_tf", (p,))
+    codes = _either(header, "bm25.post_tf", ("<u1", "<u2", "<u4"))
+    post_tf = array_view(buf, header, "bm25.post_tf", dtype=codes, ndim=1)
+    tf_values = array_view(buf, header, "bm25.tf_values", dtype="<f8", ndim=1)
+    df_values = array_view(buf, header, "bm25.df_values", dtype="<u4", ndim=1)
+    _expect_shape(header, "bm25.idf_values", df_values.shape)
+    idf_values = array_view(buf, header, "bm25.idf_values", dtype="<f8", ndim=1)
     if int(term_ptr[0]) != 0 or int(term_ptr[-1]) != p:
         raise corrupt(
             src,
@@ -210,7 +219,56 @@ def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
             f"expected 0 to {p} (the number of postings)",
         )
     doc_len = array_view(buf, header, "bm25.doc_len", dtype="<u4", ndim=1)
-    return BM25Arrays(term_hash, term_ptr, post_doc, post_weight, doc_len)
+    k1, b, avgdl = _bm25_params(header)
+    return BM25Arrays(
+        term_hash,
+        term_ptr,
+        post_doc,
+        post_tf,
+        tf_values,
+        df_values,
+        idf_values,
+        doc_len,
+        k1=k1,
+        b=b,
+        avgdl=avgdl,
+    )
+
+
+def _either(header: Header, name: str, dtypes: tuple[str, ...]) -> str:
+    """The array's dtype if it is one of ``dtypes`` (else the first, which array_view reports)."""
+    entry = header.arrays.get(name)
+    return entry.dtype if entry is not None and entry.dtype in dtypes else dtypes[0]
+
+
+MAX_K1 = 1000.0
+"""The largest ``meta.bm25.k1`` a reader accepts (far beyond any useful saturation; 1.2)."""
+
+
+def _bm25_params(header: Header) -> tuple[float, float, float]:
+    """``meta.bm25``'s ``k1`` in (0, 1000], ``b`` in [0, 1] and ``avgdl`` in (1e-12, 1e12].
+
+    The reader computes impacts with them (format 4), so a value that could make one
+    infinite or NaN is refused here, once.
+    """
+    meta = header.meta.get("bm25")
+    assert isinstance(meta, Mapping)  # _checked_meta required the map
+    got = []
+    for key, low, high, low_open in (
+        ("k1", 0.0, MAX_K1, True),
+        ("b", 0.0, 1.0, False),
+        ("avgdl", 1e-12, 1e12, True),
+    ):
+        value = meta.get(key)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        number = float(value) if ok else math.nan  # type: ignore[arg-type]
+        if not (low < number <= high if low_open else low <= number <= high):
+            raise corrupt(
+                header.source,
+                f"`meta.bm25.{key}` is {value!r}, not a number in the range a BM25 index can have",
+            )
+        got.append(number)
+    return got[0], got[1], got[2]
 
 
 def _url_template_problem(template: str) -> bool:

@@ -341,9 +341,9 @@ class Searcher:
         if all(math.isfinite(x) for x in scores):
             return selection
         arrays = {
-            "keyword": "`bm25.post_weight`",
+            "keyword": "`bm25.tf_values` or `bm25.idf_values`",
             "vector": "`vectors` (or `vectors.scale`)",
-        }.get(mode, "`bm25.post_weight` or `vectors`")
+        }.get(mode, "`bm25.tf_values`, `bm25.idf_values` or `vectors`")
         raise CorruptIndexError(
             f"{self.corpus.source}: a search scored a chunk {_bad(scores)}: array {arrays} "
             f"holds values no packer writes. {REBUILD_HINT}"

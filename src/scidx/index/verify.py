@@ -2,9 +2,9 @@
 
 Opening (:mod:`scidx.index.opening`) checks only what costs constant time. This reads the whole
 file: every checksum, every string table, the postings (chunk rows in range and ascending
-within a term, finite non-negative weights), the snippet offsets, the stored vectors (unit
-length for float32), the ``vectors.key`` rows and every ``source.meta`` row. Large arrays are
-checked a block at a time, so verifying adds little to a packer's peak memory.
+within a term, frequency codes and idf tables in bounds), the snippet offsets, the stored
+vectors (unit length for float32), the ``vectors.key`` rows and every ``source.meta`` row.
+Large arrays are checked a block at a time, so verifying adds little to a packer's peak memory.
 
 Runtime module: numpy, msgpack, xxhash and the stdlib only.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from scidx.index.bm25 import DEFAULT_K1, BM25Arrays
+from scidx.index.bm25 import MAX_TF, BM25Arrays, idf_limit
 from scidx.index.corpus import Corpus
 from scidx.index.format import Header, StringTable, array_view, verify_checksums
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
@@ -52,7 +52,7 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     ptr = bm.term_ptr.astype(np.int64)
     if bool(np.any(ptr[1:] < ptr[:-1])):
         raise corrupt(src, "array `bm25.term_ptr` is not monotonic")
-    _verify_postings(src, bm, n, _bm25_k1(src, header))
+    _verify_postings(src, bm, n)
     if corpus.offsets is not None:
         corpus.offsets.verify(src)
     assert corpus.store is not None  # always set by build_corpus
@@ -78,20 +78,6 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
             raise corrupt(src, f"`source.meta` row {row} is not a JSON object")
 
 
-_MAX_K1 = 1000.0  # far beyond any useful saturation (the default is 1.2)
-
-
-def _bm25_k1(src: str, header: Header) -> float:
-    """``meta.bm25.k1`` (what bounds the weights), checked; the default when absent."""
-    meta = header.meta.get("bm25")
-    value = meta.get("k1", DEFAULT_K1) if isinstance(meta, dict) else DEFAULT_K1
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise corrupt(src, f"`meta.bm25.k1` is {value!r}, not a number")
-    if not 0 < float(value) <= _MAX_K1:
-        raise corrupt(src, f"`meta.bm25.k1` is {value!r}, outside (0, {_MAX_K1:g}]")
-    return float(value)
-
-
 def max_bm25_weight(n: int, k1: float) -> float:
     """The largest impact the packer can write for ``n`` chunks (FORMAT.md's BM25 formula).
 
@@ -101,11 +87,13 @@ def max_bm25_weight(n: int, k1: float) -> float:
     return (k1 + 1.0) * math.log1p(max(n - 0.5, 0.0) / 1.5)
 
 
-def _verify_postings(src: str, bm: BM25Arrays, n: int, k1: float = DEFAULT_K1) -> None:
-    """Postings point at chunks, ascend within a term, and carry possible weights.
+def _verify_postings(src: str, bm: BM25Arrays, n: int) -> None:
+    """Postings point at chunks, ascend within a term, and decode to possible impacts.
 
-    Weights must be finite, non-negative and no larger than the packer can produce
-    (:func:`max_bm25_weight`).
+    Every frequency code is inside ``bm25.tf_values``, whose values are finite and positive;
+    every term's document frequency is in ``bm25.df_values`` (ascending, unique), whose idf is
+    in ``[0, idf_limit(n)]``: then every impact is finite, non-negative and at most
+    :func:`max_bm25_weight` (FORMAT.md §2.4), without computing any.
 
     Checked a block at a time: the postings can be most of a file, and a packer verifies the
     file it has just written, so a full-size temporary would add to its peak memory.
@@ -124,27 +112,25 @@ def _verify_postings(src: str, bm: BM25Arrays, n: int, k1: float = DEFAULT_K1) -
             rising = docs[lo + 1 : hi + 1] > docs[lo:hi]
             if not bool(np.all(rising | starts[lo + 1 : hi + 1])):
                 raise corrupt(src, "array `bm25.post_doc` is not ascending within a term")
-    weights = bm.post_weight
-    limit = max_bm25_weight(n, k1) * (1 + 1e-4) + 1e-6  # float32 rounding of the stored value
-    for lo in range(0, weights.shape[0], _VERIFY_POSTINGS):
-        block = weights[lo : lo + _VERIFY_POSTINGS]
-        if not bool(np.all(np.isfinite(block))):
-            raise corrupt(src, "array `bm25.post_weight` holds NaN or infinite values")
-        too_big = np.flatnonzero(block > limit)
-        if too_big.shape[0]:
-            at = int(too_big[0])
-            raise corrupt(
-                src,
-                f"array `bm25.post_weight` holds {float(block[at]):.6g} at posting {lo + at}, "
-                f"above {limit:.6g}, the largest BM25 weight {n} chunks can have",
-            )
-        negative = np.flatnonzero(block < 0)
-        if negative.shape[0]:
-            raise corrupt(
-                src,
-                f"array `bm25.post_weight` holds a negative BM25 weight at posting "
-                f"{lo + int(negative[0])} (BM25 impacts are never negative)",
-            )
+    t = bm.tf_values.shape[0]
+    if bm.post_tf.shape[0] and int(bm.post_tf.max()) >= t:
+        raise corrupt(src, f"array `bm25.post_tf` holds a code past the {t} frequencies")
+    tf = bm.tf_values
+    if t and not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
+        raise corrupt(src, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
+    dv, idf = bm.df_values, bm.idf_values
+    if dv.shape[0] > 1 and not bool(np.all(dv[1:] > dv[:-1])):
+        raise corrupt(src, "array `bm25.df_values` is not ascending and unique")
+    df = np.diff(ptr)
+    df = df[df > 0]
+    at = np.minimum(dv.searchsorted(df), max(dv.shape[0] - 1, 0))
+    if df.shape[0] and (not dv.shape[0] or bool(np.any(dv[at] != df))):
+        raise corrupt(src, "array `bm25.df_values` lacks a term's document frequency")
+    limit = idf_limit(n)
+    if idf.shape[0] and not (float(idf.min()) >= 0.0 and float(idf.max()) <= limit):
+        raise corrupt(
+            src, f"array `bm25.idf_values` holds a value outside [0, {limit:.6g}] ({n} chunks)"
+        )
 
 
 def _verify_vector_keys(buf: Any, header: Header, corpus: Corpus) -> None:

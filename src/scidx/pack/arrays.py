@@ -66,8 +66,9 @@ __all__ = [
 #: in ``text.*``; 8: generator flavours, no empty chunks, titles never empty: chunker 5;
 #: 9: ``source.page``, URL templates derived from the generator's config, VitePress anchors;
 #: 10: format 3, ``<u2`` postings rows and 6-byte snippet occurrences; 11: the ``window.*``
-#: rows of chunks longer than the provider's input limit).
-PACKER_VERSION = "scidx-pack-11"
+#: rows of chunks longer than the provider's input limit; 12: format 4, one-byte term
+#: frequency codes and idf tables instead of float32 impacts).
+PACKER_VERSION = "scidx-pack-12"
 
 
 GENERATOR = f"scidx {__version__}"

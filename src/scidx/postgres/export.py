@@ -903,9 +903,8 @@ def _build_indexes(
 
 
 def _idf(fp: FilePostings) -> npt.NDArray[np.float64]:
-    # The packer's idf (scidx.index.bm25), bit for bit.
-    df = fp.df.astype(np.float64)
-    return np.asarray(np.log1p((fp.n - df + 0.5) / (df + 0.5)), dtype=np.float64)
+    # The packer's idf as the file stores it (bm25.idf_values), bit for bit.
+    return fp.idf
 
 
 def _max_impacts(fp: FilePostings) -> npt.NDArray[np.float32]:

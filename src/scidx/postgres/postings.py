@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError
-from scidx.index.bm25 import hash_fields
+from scidx.index.bm25 import BM25Arrays, hash_fields, posting_impacts
 
 if TYPE_CHECKING:
     from scidx.index.index import Index
@@ -50,6 +50,7 @@ class FilePostings:
         n: Chunks.
         term_hash: Sorted term hashes (``uint64``), one per term.
         df: Document frequency per term.
+        idf: The packer's idf per term, from the file (``bm25.idf_values``).
         term: Term number (into ``term_hash``) per posting.
         doc: Chunk row per posting.
         weight: Stored BM25 impact (float32) per posting.
@@ -60,6 +61,7 @@ class FilePostings:
     n: int
     term_hash: npt.NDArray[np.uint64]
     df: _I64
+    idf: _F64
     term: _I64
     doc: _I64
     weight: npt.NDArray[np.float32]
@@ -81,15 +83,25 @@ def file_postings(index: Index) -> FilePostings:
         n=len(index),
         term_hash=np.asarray(bm.term_hash),
         df=df,
+        idf=_file_idf(bm, df),
         term=np.repeat(np.arange(v, dtype=np.int64), df),
         doc=np.asarray(bm.post_doc).astype(np.int64),
-        weight=np.asarray(bm.post_weight),
+        weight=posting_impacts(bm, len(index), index.source),
         doc_len=np.asarray(bm.doc_len).astype(np.int64),
         k1=float(meta["k1"]),
         b=float(meta["b"]),
         avgdl=float(meta["avgdl"]),
         heading=float((meta.get("fieldWeights") or {}).get("heading", 0.0)),
     )
+
+
+def _file_idf(bm: BM25Arrays, df: _I64) -> _F64:
+    """Each term's idf as the file stores it (a term's document frequency is always listed)."""
+    dv = np.asarray(bm.df_values)
+    if not dv.shape[0]:
+        return np.zeros(df.shape[0], dtype=np.float64)
+    at = np.minimum(dv.searchsorted(df), dv.shape[0] - 1)
+    return np.asarray(np.asarray(bm.idf_values)[at], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -113,8 +125,7 @@ def impacts_of(fp: FilePostings, term: _I64, row: _I64, tf: _F64) -> npt.NDArray
     The packer's formula, operation for operation (:mod:`scidx.index.bm25`), so equality with
     the file's stored impacts is exact.
     """
-    df = fp.df.astype(np.float64)
-    idf = np.log1p((fp.n - df + 0.5) / (df + 0.5))
+    idf = fp.idf
     norm = fp.k1 * (1.0 - fp.b + fp.b * fp.doc_len[row].astype(np.float64) / fp.avgdl)
     return np.asarray((idf[term] * tf * (fp.k1 + 1.0) / (tf + norm)).astype(np.float32))
 
@@ -123,8 +134,7 @@ def _invert(fp: FilePostings, sel: _I64) -> tuple[_F64, npt.NDArray[np.bool_]]:
     """Frequencies recovered from the impacts of postings ``sel``, and which chunks they settle."""
     term, row = fp.term[sel], fp.doc[sel]
     w = fp.weight[sel].astype(np.float64)
-    df = fp.df.astype(np.float64)
-    idf = np.log1p((fp.n - df + 0.5) / (df + 0.5))[term]
+    idf = fp.idf[term]
     norm = fp.k1 * (1.0 - fp.b + fp.b * fp.doc_len[row].astype(np.float64) / fp.avgdl)
     with np.errstate(all="ignore"):
         tf = np.rint(w * norm / (idf * (fp.k1 + 1.0) - w))
