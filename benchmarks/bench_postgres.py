@@ -161,8 +161,8 @@ def bench_size(
             ("terms_table_mb", f"{table}_terms"),
             ("reference_tsvector_gin_mb", f"{table}_tsv_gin"),
         ):
-            size = conn.execute("SELECT pg_total_relation_size(%s::regclass)", (rel,)).fetchone()
-            row[label] = round((size[0] if size else 0) / 2**20, 1)
+            size = conn.execute("SELECT pg_total_relation_size(to_regclass(%s))", (rel,)).fetchone()
+            row[label] = round((size[0] if size and size[0] is not None else 0) / 2**20, 1)
     row["file_mb"] = round(len(data) / 2**20, 1)
 
     def file_rank(mode: str) -> Any:
