@@ -29,11 +29,17 @@ markdown-it-py) and runs the same rows on its JS API right after scidx's, in the
   first results in the DOM (a ``MutationObserver``), to the next animation frame after that,
   and to the page's User Timing marks ``scidx:ranked`` (ranked) and ``scidx:results`` (every
   hit in the DOM); the page does not debounce. Medians over the queries.
+* ``typed``: a new context, the page loaded, the query typed key by key (``--key-ms`` apart,
+  120 by default, a fast typist): the page searches every prefix as it comes (a stale one is
+  aborted before its page fragments), so *query bytes* are every response from the first key
+  to the final results, all prefixes included; *ms* count from the last key.
+* ``typed warm``: the same context, the page loaded again and the query typed again the same
+  way (HTTP cache warm).
 * ``search() ms``: ``Bundle.search(q, {k: 20})`` alone, every file already in memory (the CPU
   cost of a warm query: tokenize, sum, rank, group, snippets), median over all queries.
 
-A query is put in the box as one input event (as pasted, or typed faster than the debounce):
-typed slowly, each prefix long enough to be searched fetches its own shard and fragments.
+Except in the typed rows, a query is put in the box as one input event (as pasted): the
+bytes of that query alone. The load average is recorded before and after (``load``).
 
 ``--scifact`` packs SciFact's corpus, runs every train query in the browser through the reader
 and counts the queries whose keyword results differ from ``Index.search(q, mode="keyword")``
@@ -162,9 +168,13 @@ def _chromium() -> str:
     raise SystemExit("no Chromium (apt-get install chromium-headless-shell)")
 
 
+# Each input resets the clock: with a query typed key by key, the first results after the
+# last key are the final query's (the page never renders a stale query's results).
 _WATCH = """() => {
   window.__keys = []; window.__done = null; window.__frame = null;
-  document.addEventListener('input', () => window.__keys.push(performance.now()), true);
+  document.addEventListener('input', () => {
+    window.__keys.push(performance.now()); window.__done = null; window.__frame = null;
+  }, true);
   new MutationObserver(() => {
     if (window.__done === null && document.querySelector('#results section.page')) {
       window.__done = performance.now();
@@ -204,15 +214,26 @@ def _load(context: Any, url: str) -> tuple[Any, list[Any], int]:
     return page, seen, page_bytes
 
 
-def _type(page: Any, seen: list[Any], query: str) -> dict[str, float]:
-    """Put ``query`` in the box (replacing what is there); bytes and ms until its results."""
+def _type(page: Any, seen: list[Any], query: str, key_ms: float | None = None) -> dict[str, float]:
+    """Put ``query`` in the box (replacing what is there); bytes and ms until its results.
+
+    ``key_ms`` None: one input event (the bytes of this query alone, not of its prefixes);
+    else typed key by key, ``key_ms`` apart, into an empty box: every prefix is searched as
+    the page searches it (a stale one aborted), and the bytes are all of theirs.
+    """
     seen.clear()
     page.evaluate(
         "() => { window.__keys = []; window.__done = null; window.__frame = null; "
         "performance.clearMarks(); document.getElementById('results').textContent = ''; }"
     )
     box = page.locator("#q")
-    box.fill(query)  # one input event: the bytes of this query alone, not of its prefixes
+    if key_ms is None:
+        box.fill(query)
+    else:
+        box.fill("")
+        seen.clear()
+        page.evaluate("() => { window.__keys = []; }")
+        box.press_sequentially(query, delay=key_ms)
     page.wait_for_function(
         "(q) => document.getElementById('status').textContent.includes('for “' + q + '”')",
         arg=query,
@@ -230,6 +251,7 @@ def _type(page: Any, seen: list[Any], query: str) -> dict[str, float]:
     return {
         "queryBytes": _sized(responses),
         "requests": len(responses),
+        "keys": len(keys),
         "ms": (done - keys[-1]) if done is not None and keys else nan,
         "frameMs": (frame - keys[-1]) if frame is not None and keys else nan,
         "rankedMs": since("ranked"),
@@ -237,9 +259,13 @@ def _type(page: Any, seen: list[Any], query: str) -> dict[str, float]:
     }
 
 
-def _rows(browser: Any, url: str, queries: list[str]) -> dict[str, list[dict[str, float]]]:
-    """Per query: cold (empty cache), warm (reloaded, HTTP cache warm), next (same session)."""
-    out: dict[str, list[dict[str, float]]] = {"cold": [], "warm": [], "next": []}
+def _rows(
+    browser: Any, url: str, queries: list[str], key_ms: float
+) -> dict[str, list[dict[str, float]]]:
+    """Per query: cold (empty cache), warm (reloaded, HTTP cache warm), next (same session),
+    and typed key by key: cold (a new context) and warm (that context, the page reloaded)."""
+    kinds = ("cold", "warm", "next", "typed", "typed warm")
+    out: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
     for i, query in enumerate(queries):
         context = browser.new_context()
         page, seen, page_bytes = _load(context, url)
@@ -248,6 +274,13 @@ def _rows(browser: Any, url: str, queries: list[str]) -> dict[str, list[dict[str
         page.close()
         page, seen, page_bytes = _load(context, url)
         out["warm"].append(_type(page, seen, query) | {"pageBytes": page_bytes})
+        context.close()
+        context = browser.new_context()
+        page, seen, page_bytes = _load(context, url)
+        out["typed"].append(_type(page, seen, query, key_ms) | {"pageBytes": page_bytes})
+        page.close()
+        page, seen, page_bytes = _load(context, url)
+        out["typed warm"].append(_type(page, seen, query, key_ms) | {"pageBytes": page_bytes})
         context.close()
     return out
 
@@ -287,6 +320,7 @@ def _docs(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {
         "index": str(index.name),
         "indexBytes": index.stat().st_size,
+        "load": os.getloadavg(),
         "chunks": manifest["chunks"],
         "bundleBytes": report.bytes,
         "bundleFiles": report.files,
@@ -314,11 +348,13 @@ def _docs(args: argparse.Namespace) -> dict[str, Any]:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=_chromium(), headless=True, args=FLAGS)
             for words in args.words:
-                queries = QUERIES[words]
-                out["rows"][words] = _summary(_rows(browser, url, queries))
+                queries = QUERIES[words][: args.queries]
+                out["rows"][words] = _summary(_rows(browser, url, queries, args.key_ms))
                 if pf_url:  # the same queries just after, in the same browser and load
-                    out["pagefind"]["rows"][words] = _summary(_rows(browser, pf_url, queries))
+                    rows = _rows(browser, pf_url, queries, args.key_ms)
+                    out["pagefind"]["rows"][words] = _summary(rows)
             out["searchMs"] = _search_ms(browser, url, manifest["reader"])
+            out["loadAfter"] = os.getloadavg()
             browser.close()
     finally:
         server.shutdown()
@@ -458,6 +494,10 @@ def main() -> None:
         "--plain", action="store_true", help="serve files as on disk (no gzip for .js/.html)"
     )
     parser.add_argument("--words", type=int, nargs="*", default=sorted(QUERIES))
+    parser.add_argument(
+        "--key-ms", type=float, default=120, help="ms between keys in the typed rows (120)"
+    )
+    parser.add_argument("--queries", type=int, default=8, help="queries per row (at most 8)")
     args = parser.parse_args()
     report = _scifact() if args.scifact else _docs(args)
     if args.json or args.scifact:
@@ -492,6 +532,8 @@ def _print(report: dict[str, Any]) -> None:
     if "pagefind" in report:
         _print_pagefind(report)
     print(f"search() with every file in memory: {report['searchMs']:.1f} ms (median)")
+    load = ", ".join(f"{x:.1f}" for x in report["load"] + report["loadAfter"])
+    print(f"load average (1, 5, 15 min) before and after: {load}")
     sys.stdout.flush()
 
 

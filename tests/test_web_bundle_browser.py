@@ -584,3 +584,35 @@ def test_first_hits_are_shown_before_the_other_fragments_arrive(
     assert 1 <= len(first) < len(final)
     assert first == final[: len(first)]
     assert page.errors == []
+
+
+def test_typing_fetches_only_the_best_hits_fragments_of_a_stale_prefix(
+    browser: Any, sites: dict[str, tuple[Path, str]]
+) -> None:
+    """restDelay: a query made stale after its best hit was shown fetches none of the rest."""
+    _, url = sites["docs"]
+    page = _open(browser, url)
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
+    reader = json.loads(_get(url + MANIFEST_NAME))["reader"]
+    got = page.evaluate(
+        """async (reader) => {
+            const m = await import(reader);
+            const b = await m.Bundle.open("scidx-bundle.json");
+            await b.table();
+            const stale = new AbortController();
+            let shown = null;
+            // the next key, 50 ms into the wait
+            const onFirst = (h) => { shown = h.length; setTimeout(() => stale.abort(), 50); };
+            const t = performance.now();
+            const options = { k: 10, signal: stale.signal, onFirst, restDelay: 60000 };
+            const run = b.search("install", options);
+            let outcome;
+            try { await run; outcome = "resolved"; } catch (e) { outcome = e.name; }
+            return [outcome, shown, performance.now() - t < 30000];
+        }""",
+        url + reader,
+    )
+    assert got == ["AbortError", 1, True]  # the abort ends the wait
+    assert len([u for u in fetched if "/pages/" in u]) == 1  # the best hit's fragment alone
+    assert page.errors == []

@@ -691,6 +691,9 @@ export class Bundle {
    * still arrive and are kept. options.onFirst(hits): called once with the best hit alone as
    * soon as its page fragments are in, before the others' are fetched, so a page can show it
    * at once; not called when the others' fragments are in memory already.
+   * options.restDelay (ms): how long after onFirst to wait before fetching the others' (a
+   * query made stale meanwhile fetches none: search-as-you-type updates the best hit on
+   * every key and the rest once typing pauses).
    */
   async search(query, options = {}) {
     const k = options.k || 10;
@@ -728,6 +731,14 @@ export class Bundle {
       await fill(results[0], 0);
       signal?.throwIfAborted();
       if (options.onFirst) options.onFirst(hits.slice(0, 1));
+      if (options.restDelay > 0) { // typing: a newer key within it fetches none of the rest
+        signal?.throwIfAborted();
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, options.restDelay);
+          signal?.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+        });
+        signal?.throwIfAborted();
+      }
     }
     await Promise.all(results.map((r, i) => (waiting && i === 0 ? null : fill(r, i))));
     signal?.throwIfAborted();

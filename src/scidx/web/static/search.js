@@ -22,6 +22,11 @@
   var timer = 0;
   var controller = null;
   var sequence = 0;
+  // While keys come less than TYPING_MS apart, a bundle search shows its best hit at once and
+  // fetches the others' fragments only after REST_MS without a newer key: typed key by key, a
+  // query's prefixes then fetch one fragment each instead of twenty.
+  var TYPING_MS = 400, REST_MS = 150;
+  var lastInput = -Infinity, typing = false;
 
   var indexes = [];
   try { indexes = JSON.parse(app.getAttribute("data-indexes") || "[]"); } catch (e) { indexes = []; }
@@ -57,6 +62,9 @@
   }
 
   function schedule() {
+    var now = performance.now();
+    typing = now - lastInput < TYPING_MS;
+    lastInput = now;
     window.clearTimeout(timer);
     if (DEBOUNCE_MS) timer = window.setTimeout(run, DEBOUNCE_MS);
     else run();
@@ -64,6 +72,8 @@
 
   function run() {
     var q = input.value.trim();
+    var restDelay = typing ? REST_MS : 0; // only a search that a fast key started waits
+    typing = false;
     if (controller) controller.abort();
     var mine = ++sequence;
     if (!q) {
@@ -77,7 +87,7 @@
       // on every key, which a search in the page itself would wait for.
       controller = new AbortController();
       var first = function (hits) { if (mine === sequence) render(hits, q, true); };
-      searchBundle(q, controller.signal, first).then(function (hits) {
+      searchBundle(q, controller.signal, first, restDelay).then(function (hits) {
         if (mine !== sequence) return;
         render(hits, q);
         rememberQuery(q);
@@ -128,9 +138,9 @@
     return bundle;
   }
 
-  function searchBundle(q, signal, onFirst) {
+  function searchBundle(q, signal, onFirst, restDelay) {
     return openBundle().then(function (b) {
-      return b.search(q, { k: K, signal: signal, onFirst: onFirst });
+      return b.search(q, { k: K, signal: signal, onFirst: onFirst, restDelay: restDelay });
     });
   }
 
