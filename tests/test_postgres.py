@@ -221,6 +221,14 @@ def test_reexport_after_an_edit_writes_only_the_changed_rows(pg: PgServer) -> No
         terms = conn.execute("SELECT count(*) FROM t_edit_terms").fetchone()
     assert terms == (len(v2._live().corpus.bm25.term_hash),)
     _assert_max_impacts(pg, "t_edit")
+    # N and avgdl moved: the postings table was rewritten (fresh, marked, its key renamed).
+    with psycopg.connect(pg.dsn) as conn:
+        mark = conn.execute(
+            "SELECT obj_description('t_edit_postings'::regclass, 'pg_class'), "
+            "to_regclass('t_edit_postings_pkey') IS NOT NULL, "
+            "to_regclass('t_edit__load_postings') IS NULL"
+        ).fetchone()
+    assert mark == ("scidx export t_edit: postings", True, True)
     # The exact cut (forced on these few postings) relies on max_impact: still the file's.
     with _every_query_cut(), PostgresRetriever(pg.dsn, table="t_edit") as r:
         for q in ("ship logs to cloud storage", "kelpie doctor", "checksum", "kubernetes pod"):

@@ -42,9 +42,10 @@ which store a 4-byte hash whatever the key's length.
 Why both term frequencies and BM25 impacts: a keyword query sums ``impact``, the file's float32
 impact of the posting bit for bit (read from the primary key alone, an index-only scan; applying
 the BM25 formula per posting in SQL cost ~10x more at 100k chunks). An impact depends on the
-corpus (N, df, avgdl), so an incremental export that changes those statistics recomputes every
-``impact`` in SQL from ``tf`` and ``dl`` with the file's formula (one ``UPDATE``); the chunk rows,
-vectors and the other postings' ``tf``/``dl`` are still written only for the edited chunks.
+corpus (N, df, avgdl): an incremental export that moves N or avgdl rewrites the postings table
+from the file (every impact changed); one that moves only some terms' df recomputes their
+impacts in SQL from ``tf`` and ``dl`` with the file's formula. The chunk rows and vectors are
+written only for the edited chunks.
 """
 
 from __future__ import annotations
