@@ -50,7 +50,7 @@ TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
     b"\x04\x00"  # major 4
-    b"\x00\x00"  # minor 0
+    b"\x01\x00"  # minor 1
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
     # msgpack header (166 bytes): a map of 5 keys in fixed order
@@ -89,7 +89,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (4, 0)
+    assert header.version == (4, 1)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -109,7 +109,7 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (4, 0)
+    assert fmt.FORMAT_VERSION == (4, 1)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20

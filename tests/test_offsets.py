@@ -135,48 +135,61 @@ def test_rust_book_snippets_equal_the_definition(shared_dir: Path, tmp_path: Pat
         assert checked > 500
 
 
+def _decode(arrays: dict[str, Any], i: int) -> list[tuple[int, int, int]]:
+    """``(start, length, key)`` of chunk ``i``'s stored occurrences (fillers left out)."""
+    row, word = arrays["snippet.row"], arrays["snippet.word"]
+    gap, size = arrays["snippet.gap"], arrays["snippet.len"]
+    lo, hi = row[i], row[i + 1]
+    out, start = [], 0
+    for w, g, n in zip(
+        word[lo:hi].tolist(), gap[lo:hi].tolist(), size[lo:hi].tolist(), strict=True
+    ):
+        start += g
+        if w:
+            out.append((start, n, w))
+        else:
+            assert g == offsets.MAX_GAP and n == 0  # a filler
+    return out
+
+
 def test_packed_offsets_describe_every_indexed_word() -> None:
     texts = [
         "Reading files with read_to_string.",
         f"Code:{CODE_START}x = 1\n  y = 2{CODE_END} done",
         "",
         "the of and",  # stop-words only: no occurrence
+        "far " + "." * 700 + " apart, " + "w" * 300 + " averyveryverylongword",
     ]
-    block = offsets_block(texts)
-    arrays = build_offset_arrays([block])
-    ptr, occ, flags = arrays["snippet.ptr"], arrays["snippet.occ"], arrays["snippet.flags"]
-    assert ptr.tolist()[0] == 0 and ptr.tolist()[-1] == occ.shape[0]
-    assert flags.tolist() == [
-        offsets.HAS_OFFSETS | offsets.IS_FLAT,
-        offsets.HAS_OFFSETS,  # markers and a newline: not flat
-        offsets.HAS_OFFSETS | offsets.IS_FLAT,
-        offsets.HAS_OFFSETS | offsets.IS_FLAT,
-    ]
+    arrays = build_offset_arrays([offsets_block(texts)])
+    row, word = arrays["snippet.row"], arrays["snippet.word"]
+    assert row.tolist()[0] == 0 and row.tolist()[-1] == word.shape[0]
+    assert word.shape == arrays["snippet.gap"].shape == arrays["snippet.len"].shape
+    flat_bit = offsets.IS_FLAT
+    assert arrays["snippet.flat"].tolist() == [flat_bit, 0, flat_bit, flat_bit, flat_bit]
     for i, text in enumerate(texts):
         flat, _ = flatten(text)
-        got = []
-        for key, mid, high in occ[ptr[i] : ptr[i + 1]].tolist():
-            start, length = high << 8 | mid >> 8, mid & 255
-            got.append((flat[start : start + length], key))
+        got = [(flat[a : a + n], n, key) for a, n, key in _decode(arrays, i)]
         want = [
-            (flat[a:b], offsets._key_of(t))
+            (flat[a:b][: offsets.LONG_WORD], min(b - a, offsets.LONG_WORD), offsets.word_key(t))
             for a, b, made in term_spans(flat)
             for t in dict.fromkeys(made)
         ]
         assert got == want
+    assert 0 in word[row[4] : row[5]].tolist()  # the 700 dots need fillers; then long words
+    assert all(1 <= offsets.word_key(t) <= 65535 for t in ("a", "read", "straße", "x" * 99))
 
 
-def test_too_long_text_gets_no_offsets() -> None:
-    assert offsets.MAX_START == 1 << 23
-    block = offsets_block(["short text", "a text longer than twenty characters"], max_chars=20)
-    assert block.flags.tolist() == [offsets.HAS_OFFSETS | offsets.IS_FLAT, offsets.IS_FLAT]
-    assert block.lens.tolist()[1] == 0
+def test_the_highlighter_measures_the_long_words_the_offsets_do() -> None:
+    from scidx.index import highlight
+
+    assert highlight._LONG_WORD == offsets.LONG_WORD
 
 
 def test_the_pack_records_the_offsets_version(small: Path) -> None:
     header = format.read_header_file(small)
     assert header.meta["snippets"] == {"offsets": offsets.OFFSETS_VERSION}
-    assert {"snippet.ptr", "snippet.occ", "snippet.flags"} <= set(header.arrays)
+    assert set(offsets.ARRAY_NAMES) <= set(header.arrays)
+    assert not {"snippet.ptr", "snippet.occ", "snippet.flags"} & set(header.arrays)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,29 +219,55 @@ def test_without_known_offsets_snippets_scan(small: Path, mutate: Any) -> None:
                 assert hit.snippet_parts == build_snippet(body, hit.query_terms, 240)
 
 
+def _format_40_offsets(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
+    """Format 4.0's arrays and version in place of this one's (a file from packer 12)."""
+    for name in offsets.ARRAY_NAMES:
+        arrays.pop(name)
+    n = arrays["chunk.ordinal"].shape[0]
+    arrays["snippet.ptr"] = np.zeros(n + 1, "<u8")
+    arrays["snippet.occ"] = np.zeros((0, 3), "<u2")
+    arrays["snippet.flags"] = np.zeros(n, "<u1")
+    meta["snippets"] = {"offsets": "scidx-offsets-2"}
+
+
+def test_format_40_offsets_are_ignored(small: Path) -> None:
+    """A packer-12 file opens; its snippets scan (pack-docs rebuilds it: packer 13)."""
+    data = rewrite(small.read_bytes(), _format_40_offsets)
+    with load_bytes(data) as idx:
+        assert idx._searcher is not None and idx._searcher.corpus.offsets is None
+        for hit, body in snippets_of(idx, "read file"):
+            assert hit.snippet_parts == build_snippet(body, hit.query_terms, 240)
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda a, m: a.pop("snippet.occ"), "the snippet offsets lack array `snippet.occ`"),
+        (lambda a, m: a.pop("snippet.gap"), "the snippet offsets lack array `snippet.gap`"),
         (
-            lambda a, m: a.__setitem__("snippet.ptr", a["snippet.ptr"][:-1].copy()),
-            "array `snippet.ptr` has shape",
+            lambda a, m: a.__setitem__("snippet.row", a["snippet.row"][:-1].copy()),
+            "array `snippet.row` has shape",
         ),
         (
-            lambda a, m: a.__setitem__("snippet.ptr", a["snippet.ptr"] + np.uint64(1)),
-            "array `snippet.ptr` runs from 1",
+            lambda a, m: a.__setitem__("snippet.row", a["snippet.row"] + np.uint64(1)),
+            "array `snippet.row` runs from 1",
         ),
         (
-            lambda a, m: a.__setitem__("snippet.flags", a["snippet.flags"].astype("<u4")),
-            "array `snippet.flags` has dtype <u4, expected <u1",
+            lambda a, m: a.__setitem__("snippet.flat", a["snippet.flat"].astype("<u4")),
+            "array `snippet.flat` has dtype <u4, expected <u1",
         ),
         (
-            lambda a, m: a.__setitem__("snippet.occ", a["snippet.occ"][:, :2].copy()),
-            r"array `snippet.occ` is \[\d+, 2\], expected \[\d+, 3\]",
+            lambda a, m: a.__setitem__("snippet.gap", a["snippet.gap"][:-1].copy()),
+            r"array `snippet.gap` is \[\d+\], expected \[\d+\]",
         ),
-        (  # format 2's one <u8 per occurrence
-            lambda a, m: a.__setitem__("snippet.occ", np.zeros(a["snippet.occ"].shape[0], "<u8")),
-            "array `snippet.occ` has dtype <u8, expected <u2",
+        (
+            lambda a, m: a.__setitem__("snippet.len", a["snippet.len"][1:].copy()),
+            r"array `snippet.len` is \[\d+\], expected \[\d+\]",
+        ),
+        (  # format 4.0's three words per occurrence
+            lambda a, m: a.__setitem__(
+                "snippet.word", np.zeros((a["snippet.word"].shape[0], 3), "<u2")
+            ),
+            r"array `snippet.word` has 2 dimension\(s\)",
         ),
     ],
 )
@@ -242,12 +281,12 @@ def test_inconsistent_offsets_are_corrupt(small: Path, mutate: Any, message: str
     ("mutate", "message"),
     [
         (
-            lambda a, m: a["snippet.ptr"].__setitem__(2, a["snippet.ptr"][-1]),
-            "array `snippet.ptr` is not monotonic",
+            lambda a, m: a["snippet.row"].__setitem__(2, a["snippet.row"][-1]),
+            "array `snippet.row` is not monotonic",
         ),
         (
-            lambda a, m: a["snippet.flags"].__setitem__(0, 7),
-            "array `snippet.flags` has a value other than 0-3",
+            lambda a, m: a["snippet.flat"].__setitem__(0, 7),
+            "array `snippet.flat` has a value other than 0 or 1",
         ),
     ],
 )
@@ -259,28 +298,29 @@ def test_verify_checks_the_offsets(small: Path, mutate: Any, message: str) -> No
 
 
 def _forge(rnd: random.Random, arrays: dict[str, Any], which: str) -> None:
-    occ = arrays["snippet.occ"]
-    if which == "occ":
+    word, gap = arrays["snippet.word"], arrays["snippet.gap"]
+    if which == "word":  # any key, any length, fillers anywhere
         for _ in range(rnd.randrange(1, 20)):
-            i = rnd.randrange(occ.shape[0])
-            occ[i] = [rnd.getrandbits(16) for _ in range(3)]
-    elif which == "starts":  # plausible-looking spans anywhere, in any order
+            word[rnd.randrange(word.shape[0])] = rnd.getrandbits(16)
+    elif which == "gap":  # starts anywhere: past the text, inside words, on separators
         for _ in range(rnd.randrange(1, 20)):
-            i = rnd.randrange(occ.shape[0])
-            start, length = rnd.randrange(0, 3000), rnd.choice((1, 3, 40, 254, 255))
-            occ[i, 1:] = [length | (start & 0xFF) << 8, start >> 8]
-    elif which == "ptr":
-        ptr = arrays["snippet.ptr"]
+            gap[rnd.randrange(gap.shape[0])] = rnd.choice((0, 1, 3, 40, 254, 255))
+    elif which == "len":  # ends anywhere: inside words, past them, past the text
+        size = arrays["snippet.len"]
+        for _ in range(rnd.randrange(1, 20)):
+            size[rnd.randrange(size.shape[0])] = rnd.choice((0, 1, 7, 200, 255))
+    elif which == "row":
+        row = arrays["snippet.row"]
         for _ in range(rnd.randrange(1, 4)):
-            i = rnd.randrange(1, ptr.shape[0] - 1)
-            ptr[i] = np.uint64(rnd.choice((0, int(ptr[-1]), rnd.getrandbits(64))))
-    else:  # flags: claim flat text where it is not, or offsets where there are none
-        flags = arrays["snippet.flags"]
-        for i in range(flags.shape[0]):
-            flags[i] = rnd.randrange(4)
+            i = rnd.randrange(1, row.shape[0] - 1)
+            row[i] = np.uint64(rnd.choice((0, int(row[-1]), rnd.getrandbits(64))))
+    else:  # claim flat text where it is not
+        flat = arrays["snippet.flat"]
+        for i in range(flat.shape[0]):
+            flat[i] = rnd.randrange(2)
 
 
-@pytest.mark.parametrize("which", ["occ", "starts", "ptr", "flags"])
+@pytest.mark.parametrize("which", ["word", "gap", "len", "row", "flat"])
 def test_forged_offsets_never_break_a_snippet(small: Path, which: str) -> None:
     """Hostile offsets give at worst odd marks: never an error, a control character, or a
     mark outside the snippet text."""
@@ -344,7 +384,7 @@ def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
         out = tmp_path / f"out-{flag}.scidx"
         sizes[flag] = out.stat().st_size
         header = format.read_header_file(out)
-        assert ("snippet.occ" in header.arrays) is flag
+        assert ("snippet.word" in header.arrays) is flag
         assert ("snippets" in header.meta) is flag
         with load(out) as idx:
             hit = idx.search("read file", k=1)[0]
@@ -357,7 +397,7 @@ def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
     plain = pack_records(records, None, use_cache=False, snippet_offsets=False).data
     full = pack_records(records, None, use_cache=False).data
     assert plain is not None and full is not None and len(plain) < len(full)
-    assert "snippet.ptr" not in format.read_header(plain).arrays
+    assert "snippet.row" not in format.read_header(plain).arrays
 
 
 def _best_window(matches: list[tuple[int, int, int]], budget: int) -> tuple[int, int]:
@@ -386,9 +426,9 @@ def test_the_sliding_window_picks_the_defined_window() -> None:
 
 
 def test_an_index_without_any_occurrence_reads_snippets(tmp_path: Path) -> None:
-    """M = 0 (every word a stop word or one letter): ``snippet.occ`` is [0, 3], not an error."""
+    """M = 0 (every word a stop word or one letter): ``snippet.word`` is [0], not an error."""
     out = tmp_path / "none.scidx"
     pack_records([{"id": "a", "text": "x y the of"}], out, use_cache=False)
-    assert format.read_header(out.read_bytes()).arrays["snippet.occ"].shape == (0, 3)
+    assert format.read_header(out.read_bytes()).arrays["snippet.word"].shape == (0,)
     with load(out) as idx:
         assert idx.chunk(0).snippet == "x y the of"

@@ -68,9 +68,10 @@ class Corpus:
     store: VectorStore | None = None
     chunk_plain: StringLookup | None = None
     source_root: str | None = None
-    #: The ``snippet.*`` arrays (``ptr``, ``occ``, ``flags``) and ``meta.snippets``, checked in
-    #: O(1) at load; None when the index has none. Read through :attr:`offsets`.
-    snippet_arrays: tuple[Any, Any, Any, Any] | None = None
+    #: The ``snippet.*`` arrays (``row``, ``word``, ``gap``, ``len``, ``flat``) and
+    #: ``meta.snippets``, checked in O(1) at load; None when the index has none. Read through
+    #: :attr:`offsets`.
+    snippet_arrays: tuple[Any, ...] | None = None
     #: ``source.page``: each source's published page path, decided at pack time (FORMAT.md
     #: §2.3); None when the index has none (URLs then come from the source path alone).
     source_page: StringLookup | None = None

@@ -37,6 +37,9 @@ CODE_START = "\x02"
 CODE_END = "\x03"
 
 _MARKERS = re.compile("[\x02\x03]")
+# The stored length of a word of 255 or more characters (scidx.index.offsets.LONG_WORD): the
+# run is measured in the text.
+_LONG_WORD = 255
 _WORD = re.compile(r"\w+")
 # Control characters never belong in a snippet (a raw-text index may still hold them).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -279,8 +282,9 @@ def snippet_from_offsets(
     ``spans[k] & 255`` characters (255: "255 or more", the ``\\w+`` run is measured) that may
     make query term ``terms[which[k]]``; ascending by start, a run's terms in the run's order.
     ``matches`` is the same as ``(start, end, which)`` triples when every run has one
-    candidate and every word is shorter than 255; else it is None, and ``spans`` and
-    ``which`` are read instead.
+    candidate (``spans`` then lists the indexes into ``matches`` of the words of 255 or more
+    characters, whose ends are measured); else it is None, and ``spans`` and ``which`` are
+    read instead.
     The marks are exactly the words whose tokenizer terms include a query term (the first
     such term of a run counting), so with the same words found the result equals
     :func:`build_snippet`'s. ``is_flat`` says ``text`` is its own flat text.
@@ -304,6 +308,12 @@ def snippet_from_offsets(
         if found is None:
             return None
         matches = found
+    elif spans:  # words of 255+ characters: their ends are measured in the text
+        matches = matches.copy()
+        for k in spans:
+            a, _, term = matches[k]
+            run = _WORD.match(flat, a)
+            matches[k] = (a, run.end() if run is not None else a + _LONG_WORD, term)
     # A stored end past the text needs no check here: slicing stops at the text's end, so
     # such a word fails the tokenizer check or is marked only up to the end of the text.
     frame = _frame(flat, matches, limit)
@@ -320,22 +330,30 @@ def _render_checked(
     flat: str,
     code: list[tuple[int, int]],
     matches: list[tuple[int, int, int]],
-    frame: tuple[int, int, bool],
+    frame: _Frame,
     terms: Sequence[str],
 ) -> Snippet | None:
-    """:func:`_render`, checking each shown candidate; None if one is not its term's word."""
-    start, end, cut = frame
+    """:func:`_render`, checking the candidates shown or choosing the window (None: one fails).
+
+    The window's own matches can lie partly outside the text shown (the frame is cut to whole
+    words), so they are checked too: a false one there chose the window.
+    """
+    start, end, cut, lo, hi = frame
+    first, last = (min(start, lo), max(end, hi)) if lo < hi else (start, end)
     lead = "…" if cut and start > 0 else ""
     move = len(lead) - start
     marks = []
     for a, b, k in matches:
-        if b <= start:
+        if b <= first:
             continue
-        if a >= end:
-            break  # ascending: the rest are after the frame
+        if a >= last:
+            break  # ascending: the rest are after the frame and the window
         if terms[k] not in run_terms(flat[a:b]):
             return None
-        marks.append((a + move if a > start else start + move, b + move if b < end else end + move))
+        if a < end and b > start:
+            marks.append(
+                (a + move if a > start else start + move, b + move if b < end else end + move)
+            )
     tail = "…" if cut and end < len(flat) else ""
     return _snippet(
         lead + flat[start:end] + tail,
@@ -352,33 +370,38 @@ def _makes(flat: str, match: tuple[int, int, int], terms: Sequence[str]) -> bool
 def _checked(
     flat: str, spans: Sequence[int], which: Sequence[int], terms: Sequence[str]
 ) -> list[tuple[int, int, int]] | None:
-    """Every candidate checked with the tokenizer; a run's first true query term counts.
+    """Every candidate run checked with the tokenizer; a run's first query term counts.
 
-    None when the candidates are out of order or past the text (not what the packer writes).
+    A stored candidate only says "this run may make a query term": the tokenizer decides which
+    (the first of the run's terms that is a query term), so keys shared by two query terms
+    or by a query term and another term never change a mark. None when the candidates are out
+    of order or past the text (not what the packer writes).
     """
+    wanted: dict[str, int] = {}
+    for k, t in enumerate(terms):
+        if t and t not in wanted:
+            wanted[t] = k
     out: list[tuple[int, int, int]] = []
     size = len(flat)
     prev = -1
-    last = -1
-    for span, k in zip(spans, which, strict=True):
+    for span in spans:
         start = span >> 8
         if start < prev:
             return None
+        if start == prev:
+            continue  # another candidate of the same run
         prev = start
-        if start == last:
-            continue
         length = span & 255
-        if length == 255:
+        if length == _LONG_WORD:
             run = _WORD.match(flat, start)
             end = run.end() if run is not None else start + length
         else:
             end = start + length
         if end > size:
             return None
-        match = (start, end, k)
-        if _makes(flat, match, terms):
-            out.append(match)
-            last = start
+        made = next((wanted[t] for t in run_terms(flat[start:end]) if t in wanted), None)
+        if made is not None:
+            out.append((start, end, made))
     return out
 
 
@@ -393,13 +416,19 @@ def _assemble(
     return _render(flat, code, matches, _frame(flat, matches, limit))
 
 
-def _frame(flat: str, matches: Sequence[_Match], limit: int) -> tuple[int, int, bool]:
-    """``(start, end, cut)``: the part of ``flat`` the snippet shows; ``cut`` adds ellipses."""
+# (start, end, cut, lo, hi): the snippet shows flat[start:end] ("…" where ``cut``); the
+# matches within [lo, hi) chose it (lo == hi: no window was chosen).
+_Frame = tuple[int, int, bool, int, int]
+
+
+def _frame(flat: str, matches: Sequence[_Match], limit: int) -> _Frame:
+    """The part of ``flat`` the snippet shows, and the span of the matches that chose it."""
     if len(flat) <= limit:
-        return 0, len(flat), False
+        return 0, len(flat), False, 0, 0
     if limit < 8:  # too short for ellipses and whole words to make sense
-        return 0, limit, False
+        return 0, limit, False, 0, 0
     budget = limit - 2  # room for the two ellipses
+    lo = hi = 0
     if matches:
         i, j = _window(matches, budget)
         lo, hi = matches[i][0], matches[j][1]
@@ -410,17 +439,17 @@ def _frame(flat: str, matches: Sequence[_Match], limit: int) -> tuple[int, int, 
     end = min(len(flat), start + budget)
     start = max(0, end - budget)
     start, end = _word_cut(flat, start, end)
-    return start, end, True
+    return start, end, True, lo, hi
 
 
 def _render(
     flat: str,
     code: list[tuple[int, int]],
     matches: Sequence[_Match],
-    frame: tuple[int, int, bool],
+    frame: _Frame,
 ) -> Snippet:
     """The :class:`Snippet` showing ``flat[start:end]`` of ``frame``, with its marks."""
-    start, end, cut = frame
+    start, end, cut = frame[:3]
     lead = "…" if cut and start > 0 else ""
     tail = "…" if cut and end < len(flat) else ""
     move = len(lead) - start

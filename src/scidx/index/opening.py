@@ -284,12 +284,14 @@ def _source_root_problem(root: str) -> str | None:
     return source_root_problem(root)
 
 
-def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, Any, Any, Any] | None:
+def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, ...] | None:
     """The ``snippet.*`` arrays (optional) and ``meta.snippets``, checked in O(1); None if absent.
 
-    The reader (:mod:`scidx.index.offsets`) is made when the first snippet needs it.
+    The reader (:mod:`scidx.index.offsets`) is made when the first snippet needs it. Format
+    4.0's ``snippet.ptr``/``snippet.occ``/``snippet.flags`` are other names: such a file is
+    read without offsets (its snippets scan) until ``pack-docs`` rebuilds it.
     """
-    names = ("snippet.ptr", "snippet.occ", "snippet.flags")
+    names = ("snippet.flat", "snippet.gap", "snippet.len", "snippet.row", "snippet.word")
     present = [name in header.arrays for name in names]
     if not any(present):
         return None
@@ -297,21 +299,24 @@ def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, Any, Any, A
     if not all(present):
         missing = ", ".join(f"`{m}`" for m, p in zip(names, present, strict=True) if not p)
         raise corrupt(src, f"the snippet offsets lack array {missing}")
-    _expect_shape(header, "snippet.ptr", (n + 1,))
-    _expect_shape(header, "snippet.flags", (n,))
-    ptr = array_view(buf, header, "snippet.ptr", dtype="<u8", ndim=1)
-    occ = array_view(buf, header, "snippet.occ", dtype="<u2", ndim=2)
-    flags = array_view(buf, header, "snippet.flags", dtype="<u1", ndim=1)
-    m = int(occ.shape[0])
-    if occ.shape[1] != 3:
-        raise corrupt(src, f"array `snippet.occ` is {list(occ.shape)}, expected [{m}, 3]")
-    if int(ptr[0]) != 0 or int(ptr[-1]) != m:
+    _expect_shape(header, "snippet.row", (n + 1,))
+    _expect_shape(header, "snippet.flat", (n,))
+    row = array_view(buf, header, "snippet.row", dtype="<u8", ndim=1)
+    word = array_view(buf, header, "snippet.word", dtype="<u2", ndim=1)
+    gap = array_view(buf, header, "snippet.gap", dtype="<u1", ndim=1)
+    length = array_view(buf, header, "snippet.len", dtype="<u1", ndim=1)
+    flat = array_view(buf, header, "snippet.flat", dtype="<u1", ndim=1)
+    m = int(word.shape[0])
+    for name, arr in (("snippet.gap", gap), ("snippet.len", length)):
+        if arr.shape[0] != m:
+            raise corrupt(src, f"array `{name}` is [{int(arr.shape[0])}], expected [{m}]")
+    if int(row[0]) != 0 or int(row[-1]) != m:
         raise corrupt(
             src,
-            f"array `snippet.ptr` runs from {int(ptr[0])} to {int(ptr[-1])}, expected 0 to {m} "
+            f"array `snippet.row` runs from {int(row[0])} to {int(row[-1])}, expected 0 to {m} "
             "(the number of snippet offsets)",
         )
-    return ptr, occ, flags, header.meta.get("snippets")
+    return row, word, gap, length, flat, header.meta.get("snippets")
 
 
 def _fusion(header: Header) -> dict[str, Any]:

@@ -24,12 +24,11 @@ from scidx.index.bm25 import (
     TermBlock,
     build_arrays_from_blocks,
     hash_terms,
-    term_hash,
 )
 from scidx.index.format import encode_strings
 from scidx.index.highlight import flatten
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
-from scidx.index.offsets import HAS_OFFSETS, IS_FLAT, KEY_MASK, MAX_START, OFFSETS_VERSION
+from scidx.index.offsets import IS_FLAT, LONG_WORD, MAX_GAP, OFFSETS_VERSION, word_key
 from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 from scidx.pack.records import Record
@@ -67,8 +66,9 @@ __all__ = [
 #: 9: ``source.page``, URL templates derived from the generator's config, VitePress anchors;
 #: 10: format 3, ``<u2`` postings rows and 6-byte snippet occurrences; 11: the ``window.*``
 #: rows of chunks longer than the provider's input limit; 12: format 4, one-byte term
-#: frequency codes and idf tables instead of float32 impacts).
-PACKER_VERSION = "scidx-pack-12"
+#: frequency codes and idf tables instead of float32 impacts; 13: format 4.1, 4-byte snippet
+#: occurrences in ``snippet.word``/``gap``/``len``).
+PACKER_VERSION = "scidx-pack-13"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -123,8 +123,10 @@ class OffsetBlock:
     """The snippet offsets of a run of consecutive chunks (what a packer worker returns)."""
 
     lens: npt.NDArray[np.int64]
-    occ: npt.NDArray[np.uint64]
-    flags: npt.NDArray[np.uint8]
+    word: npt.NDArray[np.uint16]
+    gap: npt.NDArray[np.uint8]
+    size: npt.NDArray[np.uint8]
+    flat: npt.NDArray[np.uint8]
 
 
 # Words and what separates them, in one C call (no match object per word): the offsets come
@@ -133,43 +135,54 @@ _WORDS = re.compile(r"(\w+)")
 
 
 def _word_keys(word: str, memo: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
-    """The keys of the terms ``word`` makes, each once, in the order the tokenizer makes them."""
-    keys = memo[word] = tuple(term_hash(t) & KEY_MASK for t in dict.fromkeys(run_terms(word)))
+    """The ``snippet.word`` keys of the terms ``word`` makes, each term once, in order."""
+    keys = memo[word] = tuple(word_key(t) for t in dict.fromkeys(run_terms(word)))
     return keys
 
 
-def offsets_block(texts: Sequence[str], max_chars: int = MAX_START) -> OffsetBlock:
+def offsets_block(texts: Sequence[str]) -> OffsetBlock:
     """The snippet offsets of consecutive chunks, given each chunk's snippet text.
 
-    The occurrences of FORMAT.md §2.8 (read by :class:`scidx.index.offsets.SnippetOffsets`);
-    a chunk whose flat text has ``max_chars`` characters or more gets none.
+    The occurrences of FORMAT.md §2.8 (read by :class:`scidx.index.offsets.SnippetOffsets`).
     """
-    memo: dict[str, tuple[int, ...]] = {}  # a word -> the keys of its terms
+    memo: dict[str, tuple[int, ...]] = {}  # a word -> its values in `snippet.word`
     lens = np.zeros(len(texts), dtype=np.int64)
     flags = np.zeros(len(texts), dtype=np.uint8)
-    occ: list[int] = []
+    words: list[int] = []
+    gaps: list[int] = []
+    sizes: list[int] = []
     for i, text in enumerate(texts):
         flat, _code = flatten(text)
-        flag = IS_FLAT if flat == text else 0
-        if len(flat) >= max_chars:
-            flags[i] = flag  # too long for a 23-bit start: this chunk's snippets scan
-            continue
-        count = 0
+        flags[i] = IS_FLAT if flat == text else 0
+        count = len(words)
         parts = _WORDS.split(flat)  # separator, word, separator, ..., separator
         ends = list(accumulate(map(len, parts)))  # parts[j] ends at ends[j]
+        last = 0
         for j, keys in enumerate(map(memo.get, parts[1::2]), 1):
             if keys is None:
                 keys = _word_keys(parts[2 * j - 1], memo)
             if keys:
                 start = ends[2 * j - 2]
+                gap = start - last
+                while gap > MAX_GAP:  # fillers (word 0) carry the start past long gaps
+                    words.append(0)
+                    gaps.append(MAX_GAP)
+                    sizes.append(0)
+                    gap -= MAX_GAP
+                words.extend(keys)
+                gaps.append(gap)
+                gaps.extend([0] * (len(keys) - 1))
                 size = ends[2 * j - 1] - start
-                span = (start << 8 | (size if size < 255 else 255)) << 16
-                for key in keys:
-                    occ.append(span | key)
-                count += len(keys)
-        flags[i] = flag | HAS_OFFSETS
-        lens[i] = count
-    return OffsetBlock(lens, np.array(occ, dtype=np.uint64), flags)
+                sizes.extend([size if size < LONG_WORD else LONG_WORD] * len(keys))
+                last = start
+        lens[i] = len(words) - count
+    return OffsetBlock(
+        lens,
+        np.array(words, dtype=np.uint16),
+        np.array(gaps, dtype=np.uint8),
+        np.array(sizes, dtype=np.uint8),
+        flags,
+    )
 
 
 def build_offset_arrays(blocks: list[OffsetBlock]) -> dict[str, np.ndarray]:
@@ -179,23 +192,32 @@ def build_offset_arrays(blocks: list[OffsetBlock]) -> dict[str, np.ndarray]:
     plus one block, not twice the occurrences.
     """
     n = sum(b.lens.shape[0] for b in blocks)
-    m = sum(b.occ.shape[0] for b in blocks)
-    ptr = np.zeros(n + 1, dtype="<u8")
-    occ = np.empty((m, 3), dtype="<u2")
-    flags = np.empty(n, dtype="<u1")
+    m = sum(b.word.shape[0] for b in blocks)
+    row_ptr = np.zeros(n + 1, dtype="<u8")
+    word = np.empty(m, dtype="<u2")
+    gap = np.empty(m, dtype="<u1")
+    size = np.empty(m, dtype="<u1")
+    flat = np.empty(n, dtype="<u1")
     row = at = 0
     blocks.reverse()  # pop() from the end takes them in order
     while blocks:
         b = blocks.pop()
-        k, size = b.lens.shape[0], b.occ.shape[0]
-        np.cumsum(b.lens, out=ptr[row + 1 : row + k + 1])
-        ptr[row + 1 : row + k + 1] += np.uint64(at)
-        # The low 48 bits of each value, as three little-endian words (FORMAT.md §2.8).
-        occ[at : at + size] = b.occ.astype("<u8").view("<u2").reshape(-1, 4)[:, :3]
-        flags[row : row + k] = b.flags
-        row, at = row + k, at + size
+        k, count = b.lens.shape[0], b.word.shape[0]
+        np.cumsum(b.lens, out=row_ptr[row + 1 : row + k + 1])
+        row_ptr[row + 1 : row + k + 1] += np.uint64(at)
+        word[at : at + count] = b.word
+        gap[at : at + count] = b.gap
+        size[at : at + count] = b.size
+        flat[row : row + k] = b.flat
+        row, at = row + k, at + count
         del b
-    return {"snippet.ptr": ptr, "snippet.occ": occ, "snippet.flags": flags}
+    return {
+        "snippet.flat": flat,
+        "snippet.gap": gap,
+        "snippet.len": size,
+        "snippet.row": row_ptr,
+        "snippet.word": word,
+    }
 
 
 TermsAndOffsets = tuple[TermBlock, OffsetBlock | None]
@@ -352,7 +374,7 @@ def build_index_arrays(
         "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
     }
     meta = {"bm25": bm25_meta, "counts": counts, "vectors": vectors_meta_of(arrays)}
-    if "snippet.ptr" in arrays:
+    if "snippet.row" in arrays:
         meta["snippets"] = {"offsets": OFFSETS_VERSION}
     return arrays, meta
 

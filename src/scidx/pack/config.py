@@ -141,7 +141,7 @@ class Config:
         vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
             ``"binary"`` (see :mod:`scidx.index.vectors`).
         snippet_offsets: Store where each indexed word is, so snippets need no scan of the
-            text (about 8 bytes per word; see :mod:`scidx.index.offsets`). Off: a smaller
+            text (4 bytes per word; see :mod:`scidx.index.offsets`). Off: a smaller
             file whose snippets scan.
         cache_dir: Embedding-cache folder (absolute), or ``None`` for the default.
         url_template: Link pattern with ``{source}``, ``{path}``, ``{page}`` and ``{anchor}``

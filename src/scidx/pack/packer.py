@@ -254,7 +254,7 @@ def pack_records(
         vectors: Vector encoding: ``"float32"``, ``"int8"`` or ``"binary"`` (as the config's
             ``vectors`` key; see :mod:`scidx.index.vectors`).
         snippet_offsets: Store where each indexed word is, so snippets need no scan (as the
-            config's ``snippetOffsets`` key; about 8 bytes per word).
+            config's ``snippetOffsets`` key; 4 bytes per word).
 
     Returns:
         A :class:`PackResult`.
