@@ -38,6 +38,9 @@ def empty_arrays(dims: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     from scidx.index.format import encode_strings
 
     arrays, meta = build_arrays(DOCS)
+    for name in [n for n in arrays if n.startswith("snippet.")]:
+        del arrays[name]  # no chunk, no snippet offsets (else they describe DOCS' words)
+    meta.pop("snippets", None)
     for name in list(arrays):
         if name.endswith(".offsets"):
             arrays[name], arrays[name[: -len("offsets")] + "data"] = encode_strings([])
