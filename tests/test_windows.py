@@ -68,7 +68,7 @@ def test_a_passage_only_in_a_later_window_ranks_by_that_window(
     result = _pack(small, out, tmp_path / "cache", vectors="float32")
     assert result.windows >= 3 and result.window_chunks == 1
     with load(out, model_dir=small.location, verify=True) as idx:
-        assert idx.meta["windows"] == {"tokens": 32, "overlap": 8, "score": "max"}
+        assert idx.meta["windows"] == {"tokens": 32, "overlap": 8, "score": "max", "margin": 0.01}
         hits = idx.search(QUERY, mode="vector", k=3)
         assert hits[0].id == "a-long"
         best = hits[0].score
@@ -84,6 +84,18 @@ def test_a_passage_only_in_a_later_window_ranks_by_that_window(
     with load(plain, model_dir=small.location) as idx:
         scores = {h.id: h.score for h in idx.search(QUERY, mode="vector", k=3, min_score=-1.0)}
     assert scores.get("a-long", 0.0) < best - 0.1
+    # A later window counts meta.windows.margin less than its cosine: without the margin the
+    # same window scores exactly that much more.
+    no_margin = tmp_path / "no-margin.scidx"
+
+    def zero(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
+        meta["windows"] = {**meta["windows"], "margin": 0.0}
+
+    no_margin.write_bytes(rewrite(out.read_bytes(), zero))
+    with load(no_margin, model_dir=small.location) as idx:
+        hit = idx.search(QUERY, mode="vector", k=1)[0]
+    assert hit.id == "a-long"
+    assert hit.score == pytest.approx(best + 0.01, abs=1e-6)
 
 
 def test_same_bytes_twice_and_cache_hits_per_window(small: LocalEmbedder, tmp_path: Path) -> None:
@@ -135,7 +147,12 @@ def test_cli_summary_counts_the_windows(
     assert re.search(r"\d+ chunks were longer .* read whole: \d+ more windows \(embedded", out)
     assert "windowed: 'docs/long.md:long:0'" in out, out
     with load(tmp_path / "docs.scidx", model_dir=minilm) as idx:
-        assert idx.meta["windows"] == {"tokens": 32, "overlap": 4, "score": "max"}
+        assert idx.meta["windows"] == {
+            "tokens": 32,
+            "overlap": 4,
+            "score": "max",
+            "margin": 0.01,
+        }
         assert idx.search(QUERY, mode="vector", k=1)[0].id == "docs/long.md:long:0"
 
 
@@ -300,6 +317,10 @@ def test_hostile_window_meta(packed: bytes, small: LocalEmbedder) -> None:
         ([1], "not a map"),
         ({"tokens": 1, "overlap": 0, "score": "max"}, "windows.tokens"),
         ({"tokens": 32, "overlap": -1, "score": "max"}, "windows.overlap"),
+        ({"tokens": 32, "overlap": 8, "score": "max", "margin": 1.5}, "windows.margin"),
+        ({"tokens": 32, "overlap": 8, "score": "max", "margin": -0.1}, "windows.margin"),
+        ({"tokens": 32, "overlap": 8, "score": "max", "margin": "0.1"}, "windows.margin"),
+        ({"tokens": 32, "overlap": 8, "score": "max", "margin": True}, "windows.margin"),
     ):
         with pytest.raises(CorruptIndexError, match=needle):
             _open(rewrite(packed, meta_to(value)), small, query=False)

@@ -85,7 +85,8 @@ class Embedder(ABC):
         """How long texts are read whole (``meta.windows``), or None: no input limit.
 
         A provider that cuts its inputs at a token limit returns ``{"tokens": int,
-        "overlap": int, "score": "max"}`` and implements :meth:`windows`; the packer then
+        "overlap": int, "score": "max"}`` (optionally ``"margin": float``, what a later
+        window's cosine counts less) and implements :meth:`windows`; the packer then
         embeds every later window as an extra row (FORMAT.md §2.11).
         """
         return None

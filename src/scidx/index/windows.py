@@ -3,8 +3,11 @@
 A chunk longer than the embedding model's input limit has its first window in ``vectors`` (the
 model's truncated input) and each later window as one row of ``window.vectors`` (or
 ``window.vectors.i8`` + ``window.vectors.scale``), ``window.chunk`` naming its chunk row. A
-chunk's vector score is the best cosine over its main row and its windows, so a passage in a
-long chunk's tail is found as well as one at its head.
+chunk's vector score is the best cosine over its main row and its windows, a later window
+counting ``meta.windows.margin`` less than its cosine, so a passage in a long chunk's tail is
+found as well as one at its head, but a tail window that is barely better than the head does
+not lift a long chunk over short ones (the head carries the title and headings; the windows
+after it do not).
 
 Scoring costs one more product over the ``W`` window rows and a segmented maximum
 (``np.maximum.reduceat`` over the sorted map) per vector or hybrid query; the map is checked
@@ -59,6 +62,7 @@ class Windows:
         self.n = n
         self.policy = dict(policy)
         self.source = source
+        self.margin = float(policy.get("margin", 0.0))
         self._segments: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None = None
 
     def __len__(self) -> int:
@@ -92,12 +96,17 @@ class Windows:
         return self._segments
 
     def best(self, scores: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> None:
-        """Raise each chunk's score in ``scores`` (in place) to its best window's cosine."""
+        """Raise each chunk's score in ``scores`` (in place) to its best window's.
+
+        A later window's score is its cosine less ``meta.windows.margin``.
+        """
         if not len(self):
             return
         starts, rows = self.segments()
         cos = np.asarray(self.store @ q, dtype=_F32)
         best = np.maximum.reduceat(cos, starts)
+        if self.margin:
+            best -= _F32(self.margin)
         scores[rows] = np.maximum(scores[rows], best)
 
     def verify(self) -> None:
@@ -125,6 +134,13 @@ def _policy(header: Header) -> dict[str, Any] | None:
     for key, value, low in (("tokens", tokens, 2), ("overlap", overlap, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise _corrupt(src, f"meta `windows.{key}` is {value!r}, not an integer >= {low}")
+    margin = spec.get("margin", 0.0)
+    if (
+        isinstance(margin, bool)
+        or not isinstance(margin, (int, float))
+        or not 0.0 <= float(margin) < 1.0
+    ):
+        raise _corrupt(src, f"meta `windows.margin` is {margin!r}, not a number in [0, 1)")
     if score not in WINDOW_SCORES:
         raise UnsupportedFormatVersionError(
             f"{src}: meta `windows.score` is {score!r}, a window scoring this scidx does not "

@@ -67,8 +67,8 @@ __all__ = [
 #: 10: format 3, ``<u2`` postings rows and 6-byte snippet occurrences; 11: the ``window.*``
 #: rows of chunks longer than the provider's input limit; 12: format 4, one-byte term
 #: frequency codes and idf tables instead of float32 impacts; 13: format 4.1, 4-byte snippet
-#: occurrences in ``snippet.word``/``gap``/``len``).
-PACKER_VERSION = "scidx-pack-13"
+#: occurrences in ``snippet.word``/``gap``/``len``; 14: ``meta.windows.margin``).
+PACKER_VERSION = "scidx-pack-14"
 
 
 GENERATOR = f"scidx {__version__}"
