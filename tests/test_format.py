@@ -49,8 +49,8 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x04\x00"  # major 4
-    b"\x01\x00"  # minor 1
+    b"\x05\x00"  # major 5
+    b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
     # msgpack header (166 bytes): a map of 5 keys in fixed order
@@ -89,7 +89,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (4, 1)
+    assert header.version == (5, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -109,7 +109,7 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (4, 1)
+    assert fmt.FORMAT_VERSION == (5, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
@@ -476,7 +476,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (4, 7)
+    assert header.version == (5, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -570,9 +570,9 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=5, minor=3)
+    data = rebuild(TINY, major=6, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 5.3; this scidx reads format 4.x. "
+        "docs.scidx was written with format 6.3; this scidx reads format 5.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
@@ -583,14 +583,14 @@ def test_newer_major_message() -> None:
 
 def test_older_major_message() -> None:
     assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
-        "<buffer> was written with format 1.1; this scidx reads format 4.x. "
+        "<buffer> was written with format 1.1; this scidx reads format 5.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
-    # Format 2 (8-byte snippet occurrences, <u4 posting rows) and format 3 (float32 impacts)
-    # are refused the same way.
-    for major in (2, 3):
+    # Format 2 (8-byte snippet occurrences, <u4 posting rows), format 3 (float32 impacts) and
+    # format 4 (stored Markdown chunk ids) are refused the same way.
+    for major in (2, 3, 4):
         assert message(UnsupportedFormatVersionError, rebuild(TINY, major=major, minor=0)) == (
-            f"<buffer> was written with format {major}.0; this scidx reads format 4.x. "
+            f"<buffer> was written with format {major}.0; this scidx reads format 5.x. "
             "Rebuild it with `toolup-rag pack-docs`."
         )
 

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scidx.errors import CorruptIndexError
+from scidx.index.columns import read_column
 from scidx.index.format import Header, array_view, read_header, read_string_table
 from scidx.index.highlight import CODE_END, CODE_START
+from scidx.index.ids import read_chunk_ids
 from scidx.index.texts import open_texts, text_columns
 from scidx.index.urls import page_problem, render_url, url_parts
 from scidx.pack.fileio import atomic_write
@@ -63,16 +65,20 @@ class LlmsTxt:
 def _pages(path: Path) -> tuple[list[_Page], str | None, str | None]:
     data = path.read_bytes()
     header = read_header(data, source=str(path), file_size=len(data))
-    ids = read_string_table(data, header, "chunk.id")
+    ids = read_chunk_ids(data, header)
     markdown, clean = text_columns(open_texts(data, header, len(ids)))
     texts = clean if clean is not None else markdown
-    headings = read_string_table(data, header, "chunk.heading")
-    anchors = read_string_table(data, header, "chunk.anchor")
+    headings = read_column(data, header, "chunk.heading", len(ids))
+    anchors = read_column(data, header, "chunk.anchor", len(ids))
     paths = read_string_table(data, header, "source.path")
     titles = read_string_table(data, header, "source.title")
     rows = array_view(data, header, "chunk.source", dtype="<u4", ndim=1)
     ordinals = array_view(data, header, "chunk.ordinal", dtype="<u4", ndim=1)
-    spans = array_view(data, header, "chunk.span", dtype="<u8", ndim=2)
+    spans = array_view(data, header, "chunk.span", ndim=2)
+    if spans.dtype.kind != "u":
+        raise CorruptIndexError(
+            f"{path}: array `chunk.span` has dtype {spans.dtype.str}; rebuild the index"
+        )
     n = len(ids)
     if rows.shape[0] != n or ordinals.shape[0] != n or spans.shape[0] != n:
         raise CorruptIndexError(f"{path}: the chunk arrays disagree in length; rebuild the index")

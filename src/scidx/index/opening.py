@@ -31,8 +31,10 @@ from typing import Any
 from scidx.errors import CorruptIndexError, IndexFormatError, UnsupportedFormatVersionError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
+from scidx.index.columns import read_column
 from scidx.index.corpus import Corpus
 from scidx.index.format import REBUILD_HINT, Header, array_view, read_header, read_string_table
+from scidx.index.ids import read_chunk_ids
 from scidx.index.safety import MAX_DIMENSIONS, MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
 from scidx.index.texts import open_texts, text_columns
 from scidx.index.vectors import open_vectors
@@ -48,7 +50,7 @@ __all__ = [
     "open_regular",
 ]
 
-_CHUNK_TABLES = ("chunk.id", "chunk.heading", "chunk.anchor")
+_CHUNK_TABLES = ("chunk.heading", "chunk.anchor")
 _SOURCE_TABLES = ("source.path", "source.title", "source.meta")
 
 
@@ -133,11 +135,15 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     if len(s) != 1 or s[0] < 1:
         raise corrupt(src, f"array `source.path.offsets` has shape {list(s)}")
     n_sources = s[0] - 1
-    for name in _CHUNK_TABLES:
-        _expect_shape(header, f"{name}.offsets", (n + 1,))
     for name in _SOURCE_TABLES:
         _expect_shape(header, f"{name}.offsets", (n_sources + 1,))
-    tables = {name: read_string_table(buf, header, name) for name in _CHUNK_TABLES + _SOURCE_TABLES}
+    tables: dict[str, Any] = {name: read_string_table(buf, header, name) for name in _SOURCE_TABLES}
+    # A row per chunk, or (format 5) the distinct values and a row index.
+    tables.update({name: read_column(buf, header, name, n) for name in _CHUNK_TABLES})
+    # Stored (records with ids of their own), or derived from source, anchor and ordinal.
+    if "chunk.id.offsets" in header.arrays:
+        _expect_shape(header, "chunk.id.offsets", (n + 1,))
+    chunk_id = read_chunk_ids(buf, header)
     source_page = None
     if "source.page.offsets" in header.arrays or "source.page.data" in header.arrays:
         # Optional (packer 9+): both arrays or neither; rows are checked when read.
@@ -152,7 +158,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
 
     for name, dtype, shape in (
         ("chunk.ordinal", "<u4", (n,)),
-        ("chunk.span", "<u8", (n, 4)),
+        ("chunk.span", _either(header, "chunk.span", ("<u8", "<u4")), (n, 4)),
         ("bm25.doc_len", "<u4", (n,)),
     ):
         _expect_shape(header, name, shape)
@@ -168,7 +174,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     return Corpus(
         source=src,
         n=n,
-        chunk_id=tables["chunk.id"],
+        chunk_id=chunk_id,
         chunk_text=text,
         chunk_heading=tables["chunk.heading"],
         chunk_anchor=tables["chunk.anchor"],

@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 
 from scidx.index.bm25 import MAX_TF, BM25Arrays, idf_limit
+from scidx.index.columns import IndexedStrings
 from scidx.index.corpus import Corpus
 from scidx.index.format import Header, StringTable, array_view, verify_checksums
+from scidx.index.ids import DerivedIds
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_array_names, vector_key
 from scidx.index.opening import corrupt
 from scidx.index.safety import parse_meta_json
@@ -31,10 +33,13 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     """The full scan behind ``verify=True``: checksums, string tables, postings, vectors."""
     src = header.source
     verify_checksums(buf, header)
+    ids = corpus.chunk_id
+    assert isinstance(ids, (StringTable, DerivedIds))
+    ids.validate_all()
+    for column in (corpus.chunk_heading, corpus.chunk_anchor):
+        assert isinstance(column, (StringTable, IndexedStrings))
+        column.validate_all()
     for table in (
-        corpus.chunk_id,
-        corpus.chunk_heading,
-        corpus.chunk_anchor,
         corpus.source_path,
         corpus.source_title,
         corpus.source_meta,

@@ -25,8 +25,10 @@ from scidx.index.bm25 import (
     build_arrays_from_blocks,
     hash_terms,
 )
+from scidx.index.columns import encode_column
 from scidx.index.format import encode_strings
 from scidx.index.highlight import flatten
+from scidx.index.ids import derived_id
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.offsets import IS_FLAT, LONG_WORD, MAX_GAP, OFFSETS_VERSION, word_key
 from scidx.index.texts import encode_texts
@@ -67,8 +69,9 @@ __all__ = [
 #: 10: format 3, ``<u2`` postings rows and 6-byte snippet occurrences; 11: the ``window.*``
 #: rows of chunks longer than the provider's input limit; 12: format 4, one-byte term
 #: frequency codes and idf tables instead of float32 impacts; 13: format 4.1, 4-byte snippet
-#: occurrences in ``snippet.word``/``gap``/``len``; 14: ``meta.windows.margin``).
-PACKER_VERSION = "scidx-pack-14"
+#: occurrences in ``snippet.word``/``gap``/``len``; 14: ``meta.windows.margin``; 15: format 5,
+#: Markdown chunk ids derived, not stored, indexed heading and anchor columns, ``<u4`` spans).
+PACKER_VERSION = "scidx-pack-15"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -331,7 +334,10 @@ def build_index_arrays(
         arrays[f"{name}.offsets"] = offsets
         arrays[f"{name}.data"] = data
 
-    put_strings("chunk.id", [r.id for r in records])
+    # Markdown chunks' ids are "{source}:{anchor}:{ordinal}": derived by the reader, not
+    # stored (format 5), unless some record has an id of its own.
+    if any(r.id != derived_id(r.source, r.anchor, r.ordinal) for r in records):
+        put_strings("chunk.id", [r.id for r in records])
     # Markdown and clean text, one compressed record per chunk. The clean text is left out
     # when every text is already plain (records such as BEIR corpora): the reader then uses
     # the Markdown, and nothing is stored twice.
@@ -342,13 +348,15 @@ def build_index_arrays(
             [r.text if r.plain is None else r.plain for r in records] if plain else None,
         )
     )
-    put_strings("chunk.heading", ["\x1f".join(r.heading_path) for r in records])
-    put_strings("chunk.anchor", [r.anchor for r in records])
+    # One copy of each distinct heading path and anchor (a section's chunks share them).
+    arrays.update(encode_column("chunk.heading", ["\x1f".join(r.heading_path) for r in records]))
+    arrays.update(encode_column("chunk.anchor", [r.anchor for r in records]))
     arrays["chunk.source"] = np.array([source_row[r.source] for r in records], dtype="<u4")
     arrays["chunk.ordinal"] = np.array([r.ordinal for r in records], dtype="<u4")
-    arrays["chunk.span"] = np.array(
-        [r.span for r in records] if n else np.zeros((0, 4)), dtype="<u8"
-    ).reshape(n, 4)
+    spans = np.array([r.span for r in records] if n else np.zeros((0, 4)), dtype="<u8")
+    # Four bytes each while they fit (a source under 4 Gi characters): 16 bytes a chunk.
+    narrow = not n or int(spans.max()) < 1 << 32
+    arrays["chunk.span"] = spans.astype("<u4" if narrow else "<u8").reshape(n, 4)
     put_strings("source.path", sources)
     put_strings("source.title", [source_title[s] for s in sources])
     put_strings("source.meta", [source_meta[s] for s in sources])

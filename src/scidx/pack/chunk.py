@@ -66,6 +66,7 @@ from markdown_it.token import Token
 
 from scidx.errors import ConfigError
 from scidx.index.highlight import CODE_END, CODE_START
+from scidx.index.ids import derived_id
 from scidx.pack.cleantext import Leaf, join_leaves, plain_leaves, plain_text
 from scidx.pack.flavours import flavour_for, rewrite
 from scidx.pack.frontmatter import Metadata, normalize_source, parse_front_matter
@@ -130,7 +131,7 @@ class Chunk:
     @property
     def id(self) -> str:
         """The chunk id ``{source}:{anchor}:{ordinal}``, unique within an index."""
-        return f"{self.source}:{self.anchor}:{self.ordinal}"
+        return derived_id(self.source, self.anchor, self.ordinal)
 
 
 class _Lines:

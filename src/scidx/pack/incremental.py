@@ -228,7 +228,9 @@ def read_previous(
     ``encoding`` asks for: int8 or binary vectors are not reused for a float32 index.
     """
     from scidx.errors import IndexFormatError
+    from scidx.index.columns import read_column
     from scidx.index.format import array_view, read_header, read_string_table, verify_checksums
+    from scidx.index.ids import read_chunk_ids
     from scidx.index.opening import open_regular
     from scidx.index.texts import open_texts, text_columns
 
@@ -246,11 +248,11 @@ def read_previous(
         header = read_header(mm, source=str(path), file_size=size)
         # Reused vectors must be exactly what was written: check every checksum first.
         verify_checksums(mm, header)
-        ids = read_string_table(mm, header, "chunk.id")
+        ids = read_chunk_ids(mm, header)
         texts, plains = text_columns(open_texts(mm, header, len(ids)))
         # Vectors were made from the clean text when the index has one (packer 3).
         bodies = plains if plains is not None else texts
-        headings = read_string_table(mm, header, "chunk.heading")
+        headings = read_column(mm, header, "chunk.heading", len(ids))
         paths = read_string_table(mm, header, "source.path")
         titles = read_string_table(mm, header, "source.title")
         metas = read_string_table(mm, header, "source.meta")
