@@ -54,6 +54,7 @@ __all__ = [
     "BM25Arrays",
     "PostingLookup",
     "Postings",
+    "bm25_impacts",
     "build_arrays",
     "build_arrays_from_blocks",
     "build_arrays_from_hashes",
@@ -637,9 +638,27 @@ def _impacts(
     tf = arrays.tf_values[codes]
     if not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
         raise _corrupt(source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
-    k1, b = arrays.k1, arrays.b
-    norm = k1 * (1.0 - b + b * arrays.doc_len[docs].astype(np.float64) / arrays.avgdl)
-    return np.asarray((idf * tf * (k1 + 1.0) / (tf + norm)).astype(np.float32))
+    dl = arrays.doc_len[docs]
+    return bm25_impacts(idf, tf, dl, arrays.k1, arrays.b, arrays.avgdl).astype(np.float32)
+
+
+def bm25_impacts(
+    idf: float | npt.NDArray[np.float64],
+    tf: npt.NDArray[np.float64],
+    dl: npt.NDArray[Any],
+    k1: float,
+    b: float,
+    avgdl: float,
+) -> npt.NDArray[np.float64]:
+    """The BM25 impact of each posting, in float64: the one home of the formula.
+
+    ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, operation for operation as
+    the packer's format 3 stored it, so its float32 rounding is those impacts bit for bit on
+    every machine (elementwise IEEE arithmetic is exact). The query path, the exporters and the
+    PostgreSQL check all call it, so they cannot drift apart.
+    """
+    norm = k1 * (1.0 - b + b * dl.astype(np.float64) / avgdl)
+    return np.asarray(idf * tf * (k1 + 1.0) / (tf + norm), dtype=np.float64)
 
 
 def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.NDArray[np.float32]:
@@ -681,8 +700,8 @@ def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.
             raise _corrupt(
                 source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]"
             )
-        norm = k1 * (1.0 - b + b * arrays.doc_len[docs].astype(np.float64) / arrays.avgdl)
-        out[lo:hi] = idf[term[lo:hi]] * tf * (k1 + 1.0) / (tf + norm)
+        dl = arrays.doc_len[docs]
+        out[lo:hi] = bm25_impacts(idf[term[lo:hi]], tf, dl, k1, b, arrays.avgdl)
     return out
 
 

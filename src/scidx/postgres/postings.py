@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError
-from scidx.index.bm25 import BM25Arrays, hash_fields, posting_impacts
+from scidx.index.bm25 import BM25Arrays, bm25_impacts, hash_fields, posting_impacts
 
 if TYPE_CHECKING:
     from scidx.index.index import Index
@@ -125,9 +125,8 @@ def impacts_of(fp: FilePostings, term: _I64, row: _I64, tf: _F64) -> npt.NDArray
     The packer's formula, operation for operation (:mod:`scidx.index.bm25`), so equality with
     the file's stored impacts is exact.
     """
-    idf = fp.idf
-    norm = fp.k1 * (1.0 - fp.b + fp.b * fp.doc_len[row].astype(np.float64) / fp.avgdl)
-    return np.asarray((idf[term] * tf * (fp.k1 + 1.0) / (tf + norm)).astype(np.float32))
+    impacts = bm25_impacts(fp.idf[term], tf, fp.doc_len[row], fp.k1, fp.b, fp.avgdl)
+    return impacts.astype(np.float32)
 
 
 def _invert(fp: FilePostings, sel: _I64) -> tuple[_F64, npt.NDArray[np.bool_]]:
