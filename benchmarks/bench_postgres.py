@@ -20,7 +20,7 @@ Corpora: SciFact (5,183 chunks, "5k") and SciFact repeated ×20 with distinct id
 and one process, against a throwaway PostgreSQL 18 + pgvector 0.8 cluster started by
 ``tests/support/pg_server.py`` (Unix socket, fsync off, default memory settings):
 
-* pack time (the file) and full ``export_index`` time (tokenise + COPY + GIN + HNSW), then a
+* pack time (the file) and full ``export_index`` time (postings + COPY + indexes), then a
   second export of the same index (up to date: nothing written) and an incremental one after
   editing 1% of the chunks;
 * query p50/p95 over the first ``--queries`` SciFact train queries, k=10: keyword, vector

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -297,6 +298,50 @@ def _format3_impacts(
         for row, tf in enumerate(tfs)
         for h, f in tf.items()
     }
+
+
+@pytest.mark.parametrize(("hw", "vocab", "repeat"), [(2.0, 40, 30), (1.1, 40, 30), (1.0, 4, 1000)])
+def test_posting_tfs_are_the_weighted_frequencies_of_the_text(
+    hw: float, vocab: int, repeat: int
+) -> None:
+    """:func:`bm25.posting_tfs` (the PostgreSQL export's reader): each posting's row and tf."""
+    rnd = random.Random(vocab + repeat)
+    words = [f"w{i}" for i in range(vocab)]
+    bodies = [" ".join(rnd.choices(words, k=rnd.randrange(0, repeat * 3))) for _ in range(90)]
+    heads = [" ".join(rnd.choices(words, k=rnd.randrange(0, 4))) for _ in range(90)]
+    arrays, meta = build_arrays(heads, bodies, heading_weight=hw)
+    rows, tfs = bm25.posting_tfs(as_view(arrays, meta), len(bodies))
+    th, ptr = arrays["bm25.term_hash"], arrays["bm25.term_ptr"].astype(np.int64)
+    term = np.repeat(np.arange(th.shape[0]), np.diff(ptr))
+    want: dict[tuple[int, int], float] = {}
+    for row, (head, body) in enumerate(zip(heads, bodies, strict=True)):
+        for t, weight in [(t, hw) for t in tokenize(head)] + [(t, 1.0) for t in tokenize(body)]:
+            want[(term_hash(t), row)] = want.get((term_hash(t), row), 0.0) + weight
+    assert rows.dtype == np.int64 and tfs.dtype == np.float64
+    got = {(int(th[t]), int(r)): float(f) for t, r, f in zip(term, rows, tfs, strict=True)}
+    assert got.keys() == want.keys()
+    # 1.1 is not a binary fraction: the packer's sums may differ from these in the last bit.
+    assert got == (want if hw.is_integer() else pytest.approx(want, rel=1e-12))
+
+
+@pytest.mark.parametrize(
+    ("name", "forge", "message"),
+    [
+        ("bm25.post_tf", lambda a: a.__setitem__(2, 9), r"`bm25.post_tf` holds a code past the"),
+        ("bm25.post_doc", lambda a: a.__setitem__(1, 3), r"`bm25.post_doc` points past the 3"),
+        ("bm25.tf_values", lambda a: a.__setitem__(0, 0.0), r"`bm25.tf_values` holds a frequency"),
+    ],
+)
+def test_posting_tfs_refuses_forged_arrays_naming_them(name: str, forge: Any, message: str) -> None:
+    from scidx.errors import CorruptIndexError
+
+    arrays, meta = build_arrays(["kelpie", "ship", ""], ["kelpie ship logs", "ship logs", "logs"])
+    assert arrays["bm25.tf_values"].shape[0] < 9
+    forged = dict(arrays)
+    forged[name] = arrays[name].copy()
+    forge(forged[name])
+    with pytest.raises(CorruptIndexError, match=rf"^x.scidx: array {message}"):
+        bm25.posting_tfs(as_view(forged, meta), 3, "x.scidx")
 
 
 @pytest.mark.parametrize(("hw", "vocab", "repeat"), [(2.0, 40, 30), (1.1, 40, 30), (1.0, 4, 1000)])

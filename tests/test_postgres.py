@@ -779,18 +779,70 @@ def test_missing_table_is_a_clear_error(pg: PgServer) -> None:
         PostgresRetriever(pg.dsn.replace("dbname=postgres", "dbname=nodb"))
 
 
+def _forged(name: str, change: Any) -> Index:
+    """The small index with its in-memory BM25 array ``name`` replaced by ``change(copy)``."""
+    idx = _pack(_records())
+    bm = idx._live().corpus.bm25
+    forged = np.array(getattr(bm, name))
+    change(forged)
+    object.__setattr__(bm, name, forged)
+    return idx
+
+
+def _no_table(pg: PgServer, table: str) -> None:
+    with psycopg.connect(pg.dsn) as conn:
+        assert conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() == (None,)
+
+
 def test_corrupt_keyword_arrays_are_refused_before_writing(pg: PgServer) -> None:
     from scidx.errors import CorruptIndexError
 
-    idx = _pack(_records())
-    corpus = idx._live().corpus
-    forged = corpus.bm25.tf_values.copy()
-    forged[0] += 1.0  # every posting with the smallest frequency gets another impact
-    object.__setattr__(corpus.bm25, "tf_values", forged)
-    with pytest.raises(CorruptIndexError, match="BM25 impacts differ"):
+    def bump(values: np.ndarray) -> None:
+        values[0] += 1.0  # every posting with the smallest frequency gets one more occurrence
+
+    idx = _forged("tf_values", bump)
+    with pytest.raises(
+        CorruptIndexError,
+        match=r"memory.scidx: chunk '.+' has term frequencies \(array `bm25.tf_values` at the "
+        r"codes of `bm25.post_tf`\) summing to \d+, but array `bm25.doc_len` gives it \d+ "
+        r"\(\d+ chunks disagree\); the file is corrupt. Rebuild it with `toolup-rag pack-docs`.",
+    ):
         export_index(idx, pg.dsn, table="t_corrupt")
-    with psycopg.connect(pg.dsn) as conn:
-        assert conn.execute("SELECT to_regclass('t_corrupt')").fetchone() == (None,)
+    _no_table(pg, "t_corrupt")
+
+
+def test_a_forged_frequency_code_is_refused_naming_the_array(pg: PgServer) -> None:
+    from scidx.errors import CorruptIndexError
+
+    idx = _forged("post_tf", lambda codes: codes.__setitem__(3, 200))
+    table_size = idx._live().corpus.bm25.tf_values.shape[0]
+    with pytest.raises(
+        CorruptIndexError,
+        match=rf"memory.scidx: array `bm25.post_tf` holds a code past the {table_size} "
+        r"frequencies. The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`.",
+    ):
+        export_index(idx, pg.dsn, table="t_forged_code")
+    _no_table(pg, "t_forged_code")
+
+
+def test_a_heading_weight_that_is_not_whole_exports_the_files_scores(pg: PgServer) -> None:
+    # Frequencies such as 1.1 + 1 are stored as they are, and their sums are not whole: the
+    # export takes them from the file and must rank as it does, ids and scores.
+    from support.indexes import build_index, record
+
+    records = [
+        record(f"p{i}.md", text, anchor=f"a{i}", title=f"Kelpie {i % 3}", heading_path=["Ship"])
+        for i, text in enumerate(TEXTS)
+    ]
+    idx = load_bytes(build_index(records, heading_weight=1.1), source="hw.scidx")
+    assert idx.meta["bm25"]["fieldWeights"]["heading"] == 1.1
+    export_index(idx, pg.dsn, table="t_hw")
+    with PostgresRetriever(pg.dsn, table="t_hw") as r:
+        for q in ("kelpie ship logs", "checksum kelpie", "ship", "rotation disabled"):
+            request = RetrievalRequest(q, k=10, mode="keyword", group=None)
+            want = _file_matches(idx, request)
+            assert want
+            assert _pg_matches(r, request) == want
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])

@@ -66,6 +66,7 @@ __all__ = [
     "keyword_top_k",
     "lucene_idf",
     "posting_impacts",
+    "posting_tfs",
     "query_terms",
     "score_postings",
     "score_query",
@@ -706,6 +707,38 @@ def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.
 
 
 _IMPACT_BLOCK = 1 << 20
+
+
+def posting_tfs(
+    arrays: BM25Arrays, n: int, source: str = "<index>"
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Every posting's chunk row and field-weighted term frequency, in posting order.
+
+    For exporters that store frequencies rather than impacts (PostgreSQL, whose SQL
+    recomputes impacts when N or avgdl move); the runtime never calls it. Posting order is
+    :func:`posting_impacts`'s: terms as in ``bm25.term_hash``, rows ascending within a term.
+
+    Raises:
+        CorruptIndexError: A posting points past the chunks, a code past ``bm25.tf_values``,
+            or the table holds a frequency outside ``(0, MAX_TF]``.
+    """
+    p = int(arrays.post_doc.shape[0])
+    values = arrays.tf_values
+    t = int(values.shape[0])
+    if t and not (float(values.min()) > 0.0 and float(values.max()) <= MAX_TF):
+        raise _corrupt(source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
+    rows = np.empty(p, dtype=np.int64)
+    tfs = np.empty(p, dtype=np.float64)
+    for lo in range(0, p, _IMPACT_BLOCK):
+        hi = min(lo + _IMPACT_BLOCK, p)
+        docs, codes = arrays.post_doc[lo:hi], arrays.post_tf[lo:hi]
+        if int(docs.max()) >= n:
+            raise _corrupt(source, f"array `bm25.post_doc` points past the {n} chunks")
+        if int(codes.max()) >= t:
+            raise _corrupt(source, f"array `bm25.post_tf` holds a code past the {t} frequencies")
+        rows[lo:hi] = docs
+        tfs[lo:hi] = values[codes]
+    return rows, tfs
 
 
 def idf_limit(n: int) -> float:

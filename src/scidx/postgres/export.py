@@ -23,10 +23,9 @@ Contract:
   the file (a fresh table swapped in before the commit); otherwise only the changed chunks'
   postings are replaced and the impacts of the terms whose df moved recomputed in SQL.
   An index whose content hash equals the exported one is up to date: nothing is written.
-* **Keyword parity.** Term frequencies are recovered from the file's BM25 impacts (or its text)
-  and checked to reproduce those impacts bit for bit before anything is written
-  (:mod:`scidx.postgres.postings`; a mismatch is a corrupt index, exit 4), so PostgreSQL ranks
-  exactly as the file does.
+* **Keyword parity.** The term frequencies and impacts are the file's, read through the
+  library with the reader's checks before anything is written (:mod:`scidx.postgres.postings`;
+  a corrupt keyword array is exit 4), so PostgreSQL ranks exactly as the file does.
 * **Refused rows are named.** A row the database refuses (a value it cannot store) fails the
   export with the chunk's id and source and the column, not just the server's message.
 """
@@ -47,13 +46,7 @@ import xxhash
 
 from scidx.errors import CorruptIndexError, DatabaseError
 from scidx.postgres.connection import TableNames, connect, database_error, describe_dsn
-from scidx.postgres.postings import (
-    FilePostings,
-    Postings,
-    file_postings,
-    impacts_of,
-    term_frequencies,
-)
+from scidx.postgres.postings import FilePostings, Postings, file_postings, rows_postings
 from scidx.postgres.schema import (
     HNSW_MAX_DIMENSIONS,
     HNSW_MAX_HALF_DIMENSIONS,
@@ -159,23 +152,9 @@ class _Rows:
     heading_paths: list[list[str]]
     titles: list[str]
     texts: list[str]
-    bm25_texts: list[str]  # what the packer's BM25 read: the clean text when the index has one
     metas: list[str]
     urls: list[str | None]
     hashes: npt.NDArray[np.int64]
-    heads: list[str]  # the BM25 heading field
-
-
-def _bm25_bodies(index: Index) -> Any:
-    """The texts the packer's BM25 read: ``chunk.plain`` (code markers removed) if stored."""
-    return index._live().corpus.chunk_plain  # noqa: SLF001 - read-only, decoded by the index
-
-
-def _heading_field(title: str, path: Sequence[str]) -> str:
-    # The packer's BM25 heading field: the title, then the headings that are not the title.
-    parts = [title] if title else []
-    parts += [h for h in path if h != title]
-    return "\n".join(parts)
 
 
 def _read_rows(index: Index, vec: _Vectors, doc_len: npt.NDArray[np.int64]) -> _Rows:
@@ -184,8 +163,7 @@ def _read_rows(index: Index, vec: _Vectors, doc_len: npt.NDArray[np.int64]) -> _
         source: json.dumps(value, sort_keys=True)
         for source, value in index.source_metadata().items()
     }
-    out = _Rows([], [], [], [], [], [], [], [], [], np.zeros(n, dtype=np.int64), [])
-    plain = _bm25_bodies(index)
+    out = _Rows([], [], [], [], [], [], [], [], np.zeros(n, dtype=np.int64))
     hashes = out.hashes
     for i in range(n):
         hit = index.chunk(i, snippet_chars=1)
@@ -196,9 +174,6 @@ def _read_rows(index: Index, vec: _Vectors, doc_len: npt.NDArray[np.int64]) -> _
         out.heading_paths.append(list(hit.heading_path))
         out.titles.append(hit.title)
         out.texts.append(hit.text)
-        body = hit.text if plain is None else plain[i].replace("\x02", "").replace("\x03", "")
-        out.bm25_texts.append(body)
-        out.heads.append(_heading_field(hit.title, hit.heading_path))
         out.metas.append(meta)
         out.urls.append(hit.url)
         h = xxhash.xxh3_64()
@@ -467,9 +442,6 @@ def _copy_postings(
 
     p = changes.postings
     total = int(p.term.shape[0])
-    # The file's own impacts (float32), recomputed as the packer does and already checked
-    # equal to the stored ones by `term_frequencies`.
-    impacts = impacts_of(changes.fp, p.term, p.row, p.tf)
     stmt = sql.SQL("COPY {} (term_id, doc, tf, dl, impact) FROM STDIN (FORMAT BINARY{})").format(
         target, sql.SQL(", FREEZE" if freeze else "")
     )
@@ -486,7 +458,7 @@ def _copy_postings(
             block["doc"] = changes.docs[rows]
             block["tf"] = p.tf[start:stop]
             block["dl"] = changes.fp.doc_len[rows]
-            block["impact"] = impacts[start:stop]
+            block["impact"] = p.impact[start:stop]  # the file's own, as a query sums them
             copy.write(block.tobytes())
         copy.write(b"\xff\xff")
     return total
@@ -602,8 +574,8 @@ def export_index(
             term_ids = _assign_term_ids(file_terms, {h: t for h, (t, *_) in known.items()})
             write, removed = _plan_writes(rows, current, incremental, report)
             docs = _assign_docs(rows, current)
-            stage("tokenize")
-            postings = term_frequencies(index, fp, write, rows.heads, rows.bm25_texts)
+            stage("postings")
+            postings = rows_postings(fp, write)
             changes = _Changes(index, dsn, rows, vec, fp, write, postings, term_ids, docs)
             if incremental:
                 doing = "writing the changed rows"
@@ -1001,10 +973,7 @@ def _export_incremental(
     _write_incremental(conn, names, changes, gone, postings=not moved)
     if moved:
         every = np.arange(len(changes.rows.ids), dtype=np.int64)
-        rows = changes.rows
-        all_postings = term_frequencies(
-            changes.index, changes.fp, every, rows.heads, rows.bm25_texts
-        )
+        all_postings = rows_postings(changes.fp, every)
         _rebuild_postings(conn, names, replace(changes, write=every, postings=all_postings))
     changed, report.terms_written, report.terms_deleted = _write_terms_incremental(
         conn, names, changes.fp.term_hash.view(np.int64), changes.term_ids, changes.fp, known
@@ -1101,7 +1070,7 @@ def _refresh_impacts(
 
     ``terms``: the terms whose idf changed (``None``: N or avgdl changed, so every posting's
     impact did). The file's formula operation for operation in float8, rounded to float4 as
-    the packer rounds it (:func:`scidx.postgres.postings.impacts_of`), so the sums stay the
+    the packer rounds it (:func:`scidx.index.bm25.bm25_impacts`), so the sums stay the
     file's scores bit for bit.
     """
     from psycopg import sql
