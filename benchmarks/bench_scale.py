@@ -150,9 +150,17 @@ def pct(samples: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))] * 1000
 
 
-def time_calls(calls: dict[str, Callable[[Any], object]], inputs: Sequence[Any]) -> dict:
-    """p50/p95 ms per call name; calls interleaved per input so noise hits all alike."""
-    samples: dict[str, list[float]] = {name: [] for name in calls}
+def time_calls(
+    calls: dict[str, Callable[[Any], object]],
+    inputs: Sequence[Any],
+    samples: dict[str, list[float]] | None = None,
+) -> dict:
+    """p50/p95 ms per call name; calls interleaved per input so noise hits all alike.
+
+    ``samples``, when given, receives each call's seconds per input (in input order).
+    """
+    samples = {} if samples is None else samples
+    samples.update({name: [] for name in calls})
     for fn in calls.values():  # warm: page cache, lazy embedder, BLAS threads
         for x in inputs[:3]:
             fn(x)
@@ -242,7 +250,7 @@ def scale(n: int, args: argparse.Namespace, tmp: Path, queries: list[str]) -> No
     paths = {}
     encodings = args.encodings
     for enc in encodings:
-        paths[enc] = tmp / f"n{n}-{enc}.scidx"
+        paths[enc] = (args.keep or tmp) / f"n{n}-{enc}.scidx"
         res = run_json(PACK_SCRIPT, corpus, n, paths[enc], enc, cache)
         vb = vector_bytes(paths[enc])
         print(
@@ -254,7 +262,7 @@ def scale(n: int, args: argparse.Namespace, tmp: Path, queries: list[str]) -> No
         f32_vec = vector_bytes(paths["float32"])
         for enc in set(encodings) - {"float32"}:
             print(f"  {enc} vector bytes / float32: {vector_bytes(paths[enc]) / f32_vec:.4f}")
-    bm_dir = tmp / f"bm25s-{n}"
+    bm_dir = (args.keep or tmp) / f"bm25s-{n}"
     if not args.no_bm25s:
         res = run_json(BM25S_INDEX_SCRIPT, corpus, n, bm_dir)
         size = dir_bytes(bm_dir)
@@ -289,16 +297,32 @@ def scale(n: int, args: argparse.Namespace, tmp: Path, queries: list[str]) -> No
             return retriever.retrieve(toks, k=10, show_progress=False)
 
         calls["keyword bm25s (mmap)"] = bm25s_query
-    for name, (p50, p95) in time_calls(calls, queries).items():
+    seconds: dict[str, list[float]] = {}
+    for name, (p50, p95) in time_calls(calls, queries, seconds).items():
         print(f"  {name:24} p50 {p50:8.2f} ms  p95 {p95:8.2f} ms")
+    slowest(seconds, queries, f"keyword {encodings[0]}")
     for i in idx.values():
         i.close()
+    if args.keep:
+        print(f"kept: {', '.join(str(p) for p in paths.values())}, {bm_dir}")
+        return
     for path in paths.values():
         path.unlink()
     if bm_dir.exists():
         import shutil
 
         shutil.rmtree(bm_dir)
+
+
+def slowest(seconds: dict[str, list[float]], queries: list[str], row: str, count: int = 5) -> None:
+    """The ``count`` slowest queries of ``row``, with every other row's time for each."""
+    if row not in seconds:
+        return
+    order = sorted(range(len(queries)), key=lambda i: -seconds[row][i])[:count]
+    print(f"  slowest {row} queries (ms; " + ", ".join(seconds) + "):")
+    for i in order:
+        times = " / ".join(f"{seconds[name][i] * 1000:.1f}" for name in seconds)
+        print(f"    {times}  {queries[i][:70]!r}")
 
 
 def vector_only(n: int, dims: int, args: argparse.Namespace, tmp: Path) -> None:
@@ -363,7 +387,9 @@ def main() -> int:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--random-dims", type=int, default=1536)
-    ap.add_argument("--random-sizes", default=None, help="default: --sizes")
+    ap.add_argument(
+        "--random-sizes", default=None, help="default: --sizes; '' skips the vector-only rows"
+    )
     ap.add_argument("--quality", action="store_true", help="also run the SciFact quality table")
     ap.add_argument("--no-scale", action="store_true", help="skip the SciFact-repeated sizes")
     ap.add_argument("--no-faiss", action="store_true")
@@ -376,7 +402,15 @@ def main() -> int:
         "keyword rows use the first)",
     )
     ap.add_argument("--tmp", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="write the SciFact-repeated files and bm25s directories here and keep them",
+    )
     args = ap.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     print(f"machine: {os.cpu_count()} cores, numpy {np.__version__}, load {os.getloadavg()}")
     with tempfile.TemporaryDirectory(dir=args.tmp) as name:
         tmp = Path(name)
