@@ -114,25 +114,34 @@ def test_random_corpus_equals_reference() -> None:
 def test_arrays_follow_the_contract() -> None:
     arrays, meta = build_arrays(HEADINGS, BODIES)
     assert set(arrays) == set(bm25.ARRAY_NAMES)
-    th, ptr = arrays["bm25.term_hash"], arrays["bm25.term_ptr"]
-    doc, codes, dl = arrays["bm25.post_doc"], arrays["bm25.post_tf"], arrays["bm25.doc_len"]
+    th, dl = arrays["bm25.term_hash"], arrays["bm25.doc_len"]
     tfs, dfs, idfs = (arrays[f"bm25.{n}_values"] for n in ("tf", "df", "idf"))
-    assert th.dtype == np.uint64 and ptr.dtype == np.uint64
-    assert doc.dtype == np.uint16 and dl.dtype == np.uint32  # <= 65536 chunks: two bytes
-    assert codes.dtype == np.uint8 and codes.shape == doc.shape  # <= 256 frequencies: one byte
+    n = len(BODIES)
+    ptr, doc, codes = bm25.csr_postings(as_view(arrays, meta), n)
+    assert th.dtype == np.uint64 and arrays["bm25.run_ptr"].dtype == np.uint32
+    assert dl.dtype == np.uint16  # lengths below 65536: two bytes
+    assert arrays["bm25.term_df"].dtype == np.uint8  # <= 256 document frequencies: one byte
+    assert arrays["bm25.term_width"].dtype == np.uint8
+    assert arrays["bm25.term_width"].shape == (th.shape[0], 2)
+    assert arrays["bm25.runs"].dtype == np.uint8
     assert tfs.dtype == np.float64 and np.all(tfs[1:] > tfs[:-1]) and tfs[0] > 0
     assert int(codes.max()) == tfs.shape[0] - 1  # every listed frequency is used
     assert dfs.dtype == np.uint32 and np.all(dfs[1:] > dfs[:-1])
-    assert set(np.diff(ptr.astype(np.int64)).tolist()) == set(dfs.tolist())
+    assert set(np.diff(ptr).tolist()) == set(dfs.tolist())
+    assert np.array_equal(dfs[arrays["bm25.term_df"]], np.diff(ptr))
     assert idfs.dtype == np.float64 and idfs.shape == dfs.shape
-    n = len(BODIES)
     np.testing.assert_array_equal(idfs, np.log1p((n - dfs + 0.5) / (dfs + 0.5)))
     assert np.all(th[1:] > th[:-1])  # sorted, unique
     assert ptr.shape == (th.shape[0] + 1,) and ptr[0] == 0 and ptr[-1] == doc.shape[0]
-    assert np.all(np.diff(ptr.astype(np.int64)) > 0)
+    assert np.all(np.diff(ptr) > 0)
     for t in range(th.shape[0]):
         run = doc[int(ptr[t]) : int(ptr[t + 1])]
         assert np.all(run[1:] > run[:-1])
+    # Each run is the term's bits exactly: its widths are the bit lengths of its largest
+    # gap and code, and re-encoding the decoded postings gives the same bytes.
+    again = bm25.encode_postings(ptr, doc, codes, dfs)
+    for name, value in again.items():
+        assert value.dtype == arrays[name].dtype and value.tobytes() == arrays[name].tobytes()
     assert np.all(bm25.posting_impacts(as_view(arrays, meta), n) > 0)
     assert dl.tolist()[3] == 0  # a chunk of stop-words has no tokens
     assert th[np.searchsorted(th, np.uint64(term_hash("kubectl")))] == term_hash("kubectl")
@@ -158,13 +167,13 @@ def test_build_is_deterministic() -> None:
 def test_empty_corpus_and_empty_chunks() -> None:
     arrays, meta = build_arrays([], [])
     assert arrays["bm25.term_hash"].shape == (0,)
-    assert arrays["bm25.term_ptr"].tolist() == [0]
+    assert arrays["bm25.run_ptr"].tolist() == [0]
     assert arrays["bm25.doc_len"].shape == (0,)
     assert meta["avgdl"] == 1.0
     rows, scores = score_query(as_view(arrays, meta), ["anything"])
     assert rows.shape == (0,) and scores.shape == (0,)
     arrays, _ = build_arrays(["", ""], ["the", "a of"])
-    assert arrays["bm25.post_doc"].shape == (0,)
+    assert arrays["bm25.runs"].shape == (0,) and arrays["bm25.term_df"].shape == (0,)
 
 
 @pytest.mark.parametrize(
@@ -311,7 +320,8 @@ def test_posting_tfs_are_the_weighted_frequencies_of_the_text(
     heads = [" ".join(rnd.choices(words, k=rnd.randrange(0, 4))) for _ in range(90)]
     arrays, meta = build_arrays(heads, bodies, heading_weight=hw)
     rows, tfs = bm25.posting_tfs(as_view(arrays, meta), len(bodies))
-    th, ptr = arrays["bm25.term_hash"], arrays["bm25.term_ptr"].astype(np.int64)
+    th = arrays["bm25.term_hash"]
+    ptr, _, _ = bm25.csr_postings(as_view(arrays, meta), len(bodies))
     term = np.repeat(np.arange(th.shape[0]), np.diff(ptr))
     want: dict[tuple[int, int], float] = {}
     for row, (head, body) in enumerate(zip(heads, bodies, strict=True)):
@@ -324,22 +334,34 @@ def test_posting_tfs_are_the_weighted_frequencies_of_the_text(
     assert got == (want if hw.is_integer() else pytest.approx(want, rel=1e-12))
 
 
+def _forge_code(ptr: Any, rows: Any, codes: Any) -> None:
+    codes[2] = 9
+
+
+def _forge_row(ptr: Any, rows: Any, codes: Any) -> None:
+    rows[int(ptr[1]) - 1] = 3  # term 0's last row: still ascending, but past the 3 chunks
+
+
 @pytest.mark.parametrize(
-    ("name", "forge", "message"),
+    ("forge", "message"),
     [
-        ("bm25.post_tf", lambda a: a.__setitem__(2, 9), r"`bm25.post_tf` holds a code past the"),
-        ("bm25.post_doc", lambda a: a.__setitem__(1, 3), r"`bm25.post_doc` points past the 3"),
-        ("bm25.tf_values", lambda a: a.__setitem__(0, 0.0), r"`bm25.tf_values` holds a frequency"),
+        (_forge_code, r"`bm25.runs` holds frequency code 9, but `bm25.tf_values` has"),
+        (_forge_row, r"`bm25.runs` points at chunk 3, but the index has 3"),
+        (None, r"`bm25.tf_values` holds a frequency"),
     ],
 )
-def test_posting_tfs_refuses_forged_arrays_naming_them(name: str, forge: Any, message: str) -> None:
+def test_posting_tfs_refuses_forged_arrays_naming_them(forge: Any, message: str) -> None:
     from scidx.errors import CorruptIndexError
 
     arrays, meta = build_arrays(["kelpie", "ship", ""], ["kelpie ship logs", "ship logs", "logs"])
     assert arrays["bm25.tf_values"].shape[0] < 9
     forged = dict(arrays)
-    forged[name] = arrays[name].copy()
-    forge(forged[name])
+    if forge is None:
+        forged["bm25.tf_values"] = np.zeros_like(arrays["bm25.tf_values"])
+    else:
+        ptr, rows, codes = bm25.csr_postings(as_view(arrays, meta), 3)
+        forge(ptr, rows, codes)
+        forged.update(bm25.encode_postings(ptr, rows, codes, arrays["bm25.df_values"]))
     with pytest.raises(CorruptIndexError, match=rf"^x.scidx: array {message}"):
         bm25.posting_tfs(as_view(forged, meta), 3, "x.scidx")
 
@@ -358,12 +380,13 @@ def test_impacts_are_format_3_impacts_bit_for_bit(hw: float, vocab: int, repeat:
     arrays, meta = build_arrays(heads, bodies, heading_weight=hw)
     view = as_view(arrays, meta)
     if repeat > 256:
-        assert arrays["bm25.post_tf"].dtype == np.uint16
+        assert arrays["bm25.tf_values"].shape[0] > 256
+        assert int(arrays["bm25.term_width"][:, 1].max()) > 8  # codes over a byte
     want = _format3_impacts(heads, bodies, bm25.DEFAULT_K1, bm25.DEFAULT_B, hw)
     every = bm25.posting_impacts(view, len(bodies))
-    ptr, th = arrays["bm25.term_ptr"], arrays["bm25.term_hash"]
-    rows = arrays["bm25.post_doc"].astype(np.int64)
-    term = np.repeat(np.arange(th.shape[0]), np.diff(ptr.astype(np.int64)))
+    th = arrays["bm25.term_hash"]
+    ptr, rows, _ = bm25.csr_postings(view, len(bodies))
+    term = np.repeat(np.arange(th.shape[0]), np.diff(ptr))
     got = {(int(th[t]), int(r)): w for t, r, w in zip(term, rows, every, strict=True)}
     assert got.keys() == want.keys()
     assert all(got[key].view(np.uint32) == want[key].view(np.uint32) for key in want)

@@ -49,7 +49,7 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x05\x00"  # major 5
+    b"\x06\x00"  # major 6
     b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
@@ -89,7 +89,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (5, 0)
+    assert header.version == (6, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -109,7 +109,7 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (5, 0)
+    assert fmt.FORMAT_VERSION == (6, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
@@ -172,10 +172,13 @@ def one_chunk_index() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     arrays["bm25.term_hash"] = np.sort(
         np.array([xxhash.xxh3_64_intdigest(t.encode()) for t in terms], dtype="<u8")
     )
-    arrays["bm25.term_ptr"] = np.arange(6, dtype="<u8")
-    arrays["bm25.post_doc"] = np.zeros(5, dtype="<u4")
+    # Each term has one posting, in chunk 0 with frequency code 0: gaps and codes of 0 bits,
+    # so every run is empty (FORMAT.md §3.2).
+    arrays["bm25.term_df"] = np.zeros(5, dtype="<u1")
+    arrays["bm25.term_width"] = np.zeros((5, 2), dtype="<u1")
+    arrays["bm25.run_ptr"] = np.zeros(6, dtype="<u4")
+    arrays["bm25.runs"] = np.zeros(0, dtype="<u1")
     # One frequency (1.0) and one document frequency (1): each impact is the idf of df 1.
-    arrays["bm25.post_tf"] = np.zeros(5, dtype="<u1")
     arrays["bm25.tf_values"] = np.array([1.0], dtype="<f8")
     arrays["bm25.df_values"] = np.array([1], dtype="<u4")
     arrays["bm25.idf_values"] = np.array([math.log1p(0.5 / 1.5)], dtype="<f8")
@@ -476,7 +479,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (5, 7)
+    assert header.version == (6, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -570,9 +573,9 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=6, minor=3)
+    data = rebuild(TINY, major=7, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 6.3; this scidx reads format 5.x. "
+        "docs.scidx was written with format 7.3; this scidx reads format 6.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
@@ -583,14 +586,15 @@ def test_newer_major_message() -> None:
 
 def test_older_major_message() -> None:
     assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
-        "<buffer> was written with format 1.1; this scidx reads format 5.x. "
+        "<buffer> was written with format 1.1; this scidx reads format 6.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
     # Format 2 (8-byte snippet occurrences, <u4 posting rows), format 3 (float32 impacts) and
-    # format 4 (stored Markdown chunk ids) are refused the same way.
-    for major in (2, 3, 4):
+    # format 4 (stored Markdown chunk ids) and format 5 (<u2 posting rows and <u1 codes) are
+    # refused the same way.
+    for major in (2, 3, 4, 5):
         assert message(UnsupportedFormatVersionError, rebuild(TINY, major=major, minor=0)) == (
-            f"<buffer> was written with format {major}.0; this scidx reads format 5.x. "
+            f"<buffer> was written with format {major}.0; this scidx reads format 6.x. "
             "Rebuild it with `toolup-rag pack-docs`."
         )
 

@@ -25,7 +25,16 @@ from scidx.errors import (
 )
 from scidx.index import bm25, format
 from scidx.index.index import Index, load, load_bytes, load_resource
-from support.indexes import DOCS, build_arrays, build_index, record, rewrite, write_arrays
+from support.indexes import (
+    DOCS,
+    build_arrays,
+    build_index,
+    postings_of,
+    record,
+    rewrite,
+    set_postings,
+    write_arrays,
+)
 
 DOCS_INDEX = build_index(DOCS)
 
@@ -233,15 +242,28 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
     ("mutate", "message"),
     [
         (lambda a, m: a.pop("vectors"), "has no array `vectors`"),
-        (lambda a, m: a.pop("bm25.post_tf"), "has no array `bm25.post_tf`"),
+        (lambda a, m: a.pop("bm25.runs"), "has no array `bm25.runs`"),
+        (lambda a, m: a.pop("bm25.term_width"), "has no array `bm25.term_width`"),
         (lambda a, m: a.pop("bm25.idf_values"), "has no array `bm25.idf_values`"),
         (
-            lambda a, m: a.__setitem__("bm25.post_tf", a["bm25.post_tf"].astype("<i4")),
-            "array `bm25.post_tf` has dtype <i4, expected <u1",
+            lambda a, m: a.__setitem__("bm25.term_df", a["bm25.term_df"].astype("<i4")),
+            "array `bm25.term_df` has dtype <i4, expected <u1 or <u2 or <u4",
         ),
         (
-            lambda a, m: a.__setitem__("bm25.post_tf", a["bm25.post_tf"][:-1].copy()),
-            "array `bm25.post_tf` has shape",
+            lambda a, m: a.__setitem__("bm25.term_df", a["bm25.term_df"][:-1].copy()),
+            "array `bm25.term_df` has shape",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.term_width", a["bm25.term_width"].astype("<u2")),
+            "array `bm25.term_width` has dtype <u2, expected <u1",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.term_width", a["bm25.term_width"][:, :1].copy()),
+            "array `bm25.term_width` has shape",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.runs", a["bm25.runs"].astype("<u2")),
+            "array `bm25.runs` has dtype <u2, expected <u1",
         ),
         (
             lambda a, m: a.__setitem__("bm25.tf_values", a["bm25.tf_values"].astype("<f4")),
@@ -259,16 +281,24 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
         (lambda a, m: m["bm25"].__setitem__("k1", "1.2"), "`meta.bm25.k1` is '1.2', not a"),
         (lambda a, m: m["bm25"].__setitem__("b", 1.5), "`meta.bm25.b` is 1.5, not a number"),
         (
-            lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"].astype("<u8")),
-            "array `bm25.post_doc` has dtype <u8, expected <u4",
+            lambda a, m: a.__setitem__("bm25.run_ptr", a["bm25.run_ptr"].astype("<u2")),
+            "array `bm25.run_ptr` has dtype <u2, expected <u4 or <u8",
         ),
         (
-            lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"].astype("<i4")),
-            "array `bm25.post_doc` has dtype <i4, expected <u4",
+            lambda a, m: a.__setitem__("bm25.run_ptr", a["bm25.run_ptr"].astype("<i8")),
+            "array `bm25.run_ptr` has dtype <i8, expected <u4 or <u8",
         ),
         (
             lambda a, m: a.__setitem__("chunk.source", a["chunk.source"].astype("<u8")),
-            "array `chunk.source` has dtype <u8, expected <u4",
+            "array `chunk.source` has dtype <u8, expected <u2 or <u4",
+        ),
+        (
+            lambda a, m: a.__setitem__("chunk.ordinal", a["chunk.ordinal"].astype("<i4")),
+            "array `chunk.ordinal` has dtype <i4, expected <u2 or <u4",
+        ),
+        (
+            lambda a, m: a.__setitem__("bm25.doc_len", a["bm25.doc_len"].astype("<u8")),
+            "array `bm25.doc_len` has dtype <u8, expected <u2 or <u4",
         ),
         (
             lambda a, m: a.__setitem__("vectors", a["vectors"][:, :32].copy()),
@@ -279,12 +309,12 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
             "array `bm25.doc_len` has shape [2], expected [3]",
         ),
         (
-            lambda a, m: a.__setitem__("bm25.term_ptr", a["bm25.term_ptr"][:-1].copy()),
-            "array `bm25.term_ptr` has shape",
+            lambda a, m: a.__setitem__("bm25.run_ptr", a["bm25.run_ptr"][:-1].copy()),
+            "array `bm25.run_ptr` has shape",
         ),
         (
-            lambda a, m: a.__setitem__("bm25.term_ptr", a["bm25.term_ptr"] + np.uint64(1)),
-            "array `bm25.term_ptr` runs from 1",
+            lambda a, m: a.__setitem__("bm25.run_ptr", a["bm25.run_ptr"] + np.uint32(1)),
+            "array `bm25.run_ptr` runs from 1",
         ),
         (lambda a, m: m.pop("provider"), "the header meta has no `provider` map"),
         (
@@ -314,13 +344,35 @@ def test_tokenizer_version_mismatch_is_unsupported() -> None:
     )
 
 
+def _shift_postings(a: dict[str, np.ndarray], by: int) -> None:
+    ptr, rows, codes = postings_of(a)
+    set_postings(a, ptr, rows + by, codes)
+
+
+def _swap_postings(a: dict[str, np.ndarray]) -> None:
+    """A term's second row equal to its first: a zero gap, which no packer writes."""
+    ptr, rows, codes = postings_of(a)
+    lo = int(ptr[int(np.flatnonzero(np.diff(ptr) >= 2)[0])])
+    rows = rows.copy()
+    rows[lo + 1] = rows[lo]
+    set_postings(a, ptr, rows, codes)
+
+
+def _set_padding(a: dict[str, np.ndarray]) -> None:
+    df = a["bm25.df_values"].astype(np.int64)[a["bm25.term_df"].astype(np.int64)]
+    used = (df * a["bm25.term_width"].astype(np.int64).sum(axis=1)) % 8
+    t = int(np.flatnonzero(used)[0])
+    runs = a["bm25.runs"].copy()
+    runs[int(a["bm25.run_ptr"][t + 1]) - 1] |= 0x80
+    a["bm25.runs"] = runs
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (
-            lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"] + np.uint32(5)),
-            "points past",
-        ),
+        (lambda a, m: _shift_postings(a, 5), "array `bm25.runs` points at chunk"),
+        (lambda a, m: _swap_postings(a), "array `bm25.runs` has chunk rows not ascending"),
+        (lambda a, m: _set_padding(a), "array `bm25.runs` has padding bits set after term"),
         (
             lambda a, m: a.__setitem__("chunk.source", a["chunk.source"] + np.uint32(9)),
             "array `chunk.source` points past",
@@ -423,9 +475,10 @@ def test_verify_errors_are_index_format_errors_for_targeted_damage() -> None:
 @pytest.mark.parametrize("position", [0, -1])
 def test_a_wild_posting_is_a_corrupt_index_error_in_every_mode(position: int) -> None:
     def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
-        post = a["bm25.post_doc"].astype("<u4")  # <u4: a row no <u2 can hold
-        post[position] = 1 << 28
-        a["bm25.post_doc"] = post
+        ptr, rows, codes = postings_of(a)
+        rows = rows.copy()
+        rows[int(ptr[1]) - 1 if position == 0 else -1] = 1 << 28  # a term's last row: ascending
+        set_postings(a, ptr, rows, codes)
 
     with load_bytes(rewrite(DOCS_INDEX, mutate)) as idx:
         for mode in ("keyword", "vector", "hybrid"):
@@ -433,20 +486,49 @@ def test_a_wild_posting_is_a_corrupt_index_error_in_every_mode(position: int) ->
                 try:
                     idx.search("install kubectl cors chunk guide options", mode=mode, **kwargs)
                 except CorruptIndexError as exc:
-                    assert "array `bm25.post_doc` points at chunk 268435456" in str(exc)
+                    assert "array `bm25.runs` points at chunk 268435456" in str(exc)
 
 
-def test_posting_rows_are_two_bytes_while_they_fit_and_either_width_reads() -> None:
-    assert bm25.post_doc_dtype(1 << 16) is np.uint16
-    assert bm25.post_doc_dtype((1 << 16) + 1) is np.uint32
-    assert format.read_header(DOCS_INDEX).arrays["bm25.post_doc"].dtype == "<u2"
-    wide = rewrite(
-        DOCS_INDEX, lambda a, m: a.__setitem__("bm25.post_doc", a["bm25.post_doc"].astype("<u4"))
-    )
-    assert format.read_header(wide).arrays["bm25.post_doc"].dtype == "<u4"
+def _widen(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+    for name, dtype in (
+        ("chunk.source", "<u4"),
+        ("chunk.ordinal", "<u4"),
+        ("bm25.doc_len", "<u4"),
+        ("bm25.run_ptr", "<u8"),
+        ("bm25.term_df", "<u4"),
+    ):
+        a[name] = a[name].astype(dtype)
+
+
+def test_narrow_columns_are_two_bytes_while_they_fit_and_either_width_reads() -> None:
+    """The packer writes the narrowest width FORMAT.md allows; a reader accepts every one."""
+    arrays = format.read_header(DOCS_INDEX).arrays
+    assert [arrays[name].dtype for name in ("chunk.source", "chunk.ordinal", "bm25.doc_len")] == [
+        "<u2",
+        "<u2",
+        "<u2",
+    ]
+    assert arrays["bm25.run_ptr"].dtype == "<u4" and arrays["bm25.term_df"].dtype == "<u1"
+    assert format.uint_dtype(65535, at_least=2) == "<u2"
+    assert format.uint_dtype(65536, at_least=2) == "<u4"
+    assert format.uint_dtype(1 << 32, at_least=4) == "<u8"
+    assert bm25.code_dtype(256) is np.uint8 and bm25.code_dtype(257) is np.uint16
+    wide = rewrite(DOCS_INDEX, _widen)
+    assert format.read_header(wide).arrays["bm25.run_ptr"].dtype == "<u8"
     with load_bytes(DOCS_INDEX) as narrow_idx, load_bytes(wide, verify=True) as wide_idx:
         for query in ("install kubectl", "cors options", "chunk guide"):
             assert narrow_idx.rank(query, k=10) == wide_idx.rank(query, k=10)
+            assert [h.to_dict() for h in narrow_idx.search(query)] == [
+                h.to_dict() for h in wide_idx.search(query)
+            ]
+
+
+def _codes(value: int) -> Any:
+    def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        ptr, rows, codes = postings_of(a)
+        set_postings(a, ptr, rows, np.full_like(codes, value))
+
+    return mutate
 
 
 def _set(name: str, row: int | slice, value: float) -> Any:
@@ -461,10 +543,7 @@ def _set(name: str, row: int | slice, value: float) -> Any:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (
-            _set("bm25.post_tf", slice(None), 255),
-            "array `bm25.post_tf` holds code 255, but `bm25.tf_values`",
-        ),
+        (_codes(255), "array `bm25.runs` holds frequency code 255, but `bm25.tf_values`"),
         (
             _set("bm25.tf_values", 0, float("nan")),
             "array `bm25.tf_values` holds a frequency outside",
@@ -473,7 +552,13 @@ def _set(name: str, row: int | slice, value: float) -> Any:
         (_set("bm25.tf_values", -1, 2.0**60), "array `bm25.tf_values` holds a frequency outside"),
         (_set("bm25.idf_values", 0, 1e9), "array `bm25.idf_values` holds 1000000000.0, outside"),
         (_set("bm25.idf_values", 0, float("nan")), "array `bm25.idf_values` holds nan, outside"),
-        (_set("bm25.df_values", 0, 4_000_000_000), "array `bm25.df_values` lacks the document"),
+        (
+            _set("bm25.df_values", 0, 4_000_000_000),
+            "array `bm25.df_values` holds the document frequency 4000000000, outside [1, 3]",
+        ),
+        (_set("bm25.term_df", slice(None), 200), "array `bm25.term_df` points at entry 200"),
+        (_set("bm25.term_width", slice(None), 33), "array `bm25.term_width` holds a width over"),
+        (_set("bm25.term_width", slice(None), 9), "array `bm25.run_ptr` gives term"),
     ],
 )
 def test_hostile_frequency_and_idf_tables_are_corrupt_in_every_mode(
@@ -499,14 +584,14 @@ def test_hostile_frequency_and_idf_tables_are_corrupt_in_every_mode(
 
 
 def test_impacts_decode_the_same_from_any_code_width() -> None:
-    """`bm25.post_tf` may be <u1, <u2 or <u4 whatever the table's size (FORMAT.md §2.3)."""
+    """`bm25.term_df` may be <u1, <u2 or <u4 whatever the table's size (FORMAT.md §2.3)."""
     ranked = []
     for dtype in ("<u1", "<u2", "<u4"):
         data = rewrite(
             DOCS_INDEX,
-            lambda a, m, d=dtype: a.__setitem__("bm25.post_tf", a["bm25.post_tf"].astype(d)),
+            lambda a, m, d=dtype: a.__setitem__("bm25.term_df", a["bm25.term_df"].astype(d)),
         )
-        assert format.read_header(data).arrays["bm25.post_tf"].dtype == dtype
+        assert format.read_header(data).arrays["bm25.term_df"].dtype == dtype
         with load_bytes(data, verify=True) as idx:
             ranked.append([idx.rank(q, k=10) for q in ("install kubectl", "cors options")])
     assert ranked[0] == ranked[1] == ranked[2] and ranked[0][0]

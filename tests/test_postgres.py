@@ -804,7 +804,7 @@ def test_corrupt_keyword_arrays_are_refused_before_writing(pg: PgServer) -> None
     with pytest.raises(
         CorruptIndexError,
         match=r"memory.scidx: chunk '.+' has term frequencies \(array `bm25.tf_values` at the "
-        r"codes of `bm25.post_tf`\) summing to \d+, but array `bm25.doc_len` gives it \d+ "
+        r"codes in `bm25.runs`\) summing to \d+, but array `bm25.doc_len` gives it \d+ "
         r"\(\d+ chunks disagree\); the file is corrupt. Rebuild it with `toolup-rag pack-docs`.",
     ):
         export_index(idx, pg.dsn, table="t_corrupt")
@@ -813,13 +813,20 @@ def test_corrupt_keyword_arrays_are_refused_before_writing(pg: PgServer) -> None
 
 def test_a_forged_frequency_code_is_refused_naming_the_array(pg: PgServer) -> None:
     from scidx.errors import CorruptIndexError
+    from scidx.index.bm25 import csr_postings, encode_postings
 
-    idx = _forged("post_tf", lambda codes: codes.__setitem__(3, 200))
-    table_size = idx._live().corpus.bm25.tf_values.shape[0]
+    idx = _pack(_records())
+    bm = idx._live().corpus.bm25
+    ptr, rows, codes = csr_postings(bm, len(idx))
+    codes[3] = 200  # format 6: re-encode the runs with one forged code
+    for name, value in encode_postings(ptr, rows, codes, bm.df_values).items():
+        object.__setattr__(bm, name.removeprefix("bm25."), value)
+    table_size = bm.tf_values.shape[0]
     with pytest.raises(
         CorruptIndexError,
-        match=rf"memory.scidx: array `bm25.post_tf` holds a code past the {table_size} "
-        r"frequencies. The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`.",
+        match=rf"memory.scidx: array `bm25.runs` holds frequency code 200, but `bm25.tf_values` "
+        rf"has {table_size} entries. The file is truncated or corrupt; rebuild it with "
+        r"`toolup-rag pack-docs`.",
     ):
         export_index(idx, pg.dsn, table="t_forged_code")
     _no_table(pg, "t_forged_code")

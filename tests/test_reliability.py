@@ -26,7 +26,15 @@ from scidx.index.safety import (
     terminal_safe,
 )
 from scidx.index.urls import parse_url_template, render_url, url_template_problem
-from support.indexes import DOCS, build_arrays, build_index, rewrite, write_arrays
+from support.indexes import (
+    DOCS,
+    build_arrays,
+    build_index,
+    postings_of,
+    rewrite,
+    set_postings,
+    write_arrays,
+)
 
 
 def _forge(mutate: Any) -> bytes:
@@ -44,12 +52,14 @@ def empty_arrays(dims: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     for name in list(arrays):
         if name.endswith(".offsets"):
             arrays[name], arrays[name[: -len("offsets")] + "data"] = encode_strings([])
-    for name in ("chunk.source", "chunk.ordinal", "bm25.doc_len", "bm25.post_doc"):
-        arrays[name] = np.zeros(0, dtype="<u4")
+    for name in ("chunk.source", "chunk.ordinal", "bm25.doc_len"):
+        arrays[name] = np.zeros(0, dtype="<u2")
     arrays["chunk.span"] = np.zeros((0, 4), dtype="<u8")
     arrays["bm25.term_hash"] = np.zeros(0, dtype="<u8")
-    arrays["bm25.term_ptr"] = np.zeros(1, dtype="<u8")
-    arrays["bm25.post_tf"] = np.zeros(0, dtype="<u1")
+    arrays["bm25.term_df"] = np.zeros(0, dtype="<u1")
+    arrays["bm25.term_width"] = np.zeros((0, 2), dtype="<u1")
+    arrays["bm25.run_ptr"] = np.zeros(1, dtype="<u4")
+    arrays["bm25.runs"] = np.zeros(0, dtype="<u1")
     for name in ("bm25.tf_values", "bm25.idf_values"):
         arrays[name] = np.zeros(0, dtype="<f8")
     arrays["bm25.df_values"] = np.zeros(0, dtype="<u4")
@@ -302,26 +312,29 @@ def test_14_verify_checks_vector_norms_and_weight_signs(mutate: Any, message: st
 
 @pytest.mark.parametrize("block", [1, 2, 5, 1 << 22])
 def test_14_verify_checks_postings_in_blocks(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
-    """verify=True checks the postings a block at a time; a fault in any block is found."""
-    import scidx.index.verify as verify_module
+    """verify=True decodes the runs a block of terms at a time; a fault in any block is found."""
+    import scidx.index.bm25 as bm25_module
 
-    monkeypatch.setattr(verify_module, "_VERIFY_POSTINGS", block)
+    monkeypatch.setattr(bm25_module, "_IMPACT_BLOCK", block)
     load_bytes(_forge(lambda a, m: None), verify=True).close()
 
     def code_past_the_table(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
-        codes = a["bm25.post_tf"].copy()
+        ptr, rows, codes = postings_of(a)
+        codes = codes.copy()
         codes[-1] = a["bm25.tf_values"].shape[0]
-        a["bm25.post_tf"] = codes
+        set_postings(a, ptr, rows, codes)
 
-    with pytest.raises(CorruptIndexError, match="`bm25.post_tf` holds a code past the"):
+    with pytest.raises(
+        CorruptIndexError, match="`bm25.runs` holds frequency code 3, but `bm25.tf_values` has 3"
+    ):
         load_bytes(_forge(code_past_the_table), verify=True)
 
     def descending(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
-        ptr, docs = a["bm25.term_ptr"], a["bm25.post_doc"].copy()
-        t = int(np.flatnonzero(np.diff(ptr.astype(np.int64)) >= 2)[-1])  # a term in 2+ chunks
-        lo = int(ptr[t])
-        docs[lo], docs[lo + 1] = docs[lo + 1], docs[lo]
-        a["bm25.post_doc"] = docs
+        ptr, rows, codes = postings_of(a)
+        t = int(np.flatnonzero(np.diff(ptr) >= 2)[-1])  # a term in 2+ chunks
+        rows = rows.copy()
+        rows[int(ptr[t]) + 1] = rows[int(ptr[t])]  # a zero gap: not strictly ascending
+        set_postings(a, ptr, rows, codes)
 
     with pytest.raises(CorruptIndexError, match="not ascending within a term"):
         load_bytes(_forge(descending), verify=True)

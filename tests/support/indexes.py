@@ -17,6 +17,7 @@ import numpy as np
 
 from scidx.embed.hashing import HashingEmbedder, embedding_text
 from scidx.index import bm25, format, offsets
+from scidx.index.postings import decode_runs
 from scidx.index.texts import encode_texts
 from scidx.pack.arrays import build_offset_arrays, offsets_block
 
@@ -27,9 +28,11 @@ __all__ = [
     "build_arrays",
     "build_index",
     "fixture_records",
+    "postings_of",
     "record",
     "replace_arrays",
     "rewrite",
+    "set_postings",
     "write_arrays",
 ]
 
@@ -85,8 +88,14 @@ def build_arrays(
     arrays.update(encode_texts([r["text"] for r in records], None))
     put("chunk.heading", ["\x1f".join(r["heading_path"]) for r in records])
     put("chunk.anchor", [r["anchor"] for r in records])
-    arrays["chunk.source"] = np.array([row_of[r["source"]] for r in records], dtype="<u4")
-    arrays["chunk.ordinal"] = np.array([r["ordinal"] for r in records], dtype="<u4")
+    # The packer's widths: <u2 while the values fit (a reader accepts <u4 too).
+    ordinals = [r["ordinal"] for r in records]
+    arrays["chunk.source"] = np.array(
+        [row_of[r["source"]] for r in records], dtype=format.uint_dtype(len(sources), at_least=2)
+    )
+    arrays["chunk.ordinal"] = np.array(
+        ordinals, dtype=format.uint_dtype(max(ordinals, default=0), at_least=2)
+    )
     arrays["chunk.span"] = np.zeros((len(records), 4), dtype="<u8")
     put("source.path", sources)
     put("source.title", [first[s]["title"] for s in sources])
@@ -172,6 +181,32 @@ def rewrite(data: bytes, mutate: Mutation) -> bytes:
     buf = io.BytesIO()
     format.write_index(buf, arrays, meta, built_utc=header.built_utc, generator=header.generator)
     return buf.getvalue()
+
+
+def postings_of(arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An index's postings as CSR ``(term_ptr, rows, codes)``, decoded without bounds checks.
+
+    For tests that forge postings: change them, then :func:`set_postings`.
+    """
+    df = arrays["bm25.df_values"].astype(np.int64)[arrays["bm25.term_df"].astype(np.int64)]
+    widths = arrays["bm25.term_width"].astype(np.int64)
+    rows, codes = decode_runs(
+        arrays["bm25.runs"],
+        arrays["bm25.run_ptr"][:-1].astype(np.int64),
+        df,
+        widths[:, 0],
+        widths[:, 1],
+    )
+    ptr = np.zeros(df.shape[0] + 1, dtype=np.int64)
+    np.cumsum(df, out=ptr[1:])
+    return ptr, rows, codes
+
+
+def set_postings(
+    arrays: dict[str, np.ndarray], ptr: np.ndarray, rows: np.ndarray, codes: np.ndarray
+) -> None:
+    """Replace an index's runs by the packer's encoding of these CSR postings (any values)."""
+    arrays.update(bm25.encode_postings(ptr, rows, codes, arrays["bm25.df_values"]))
 
 
 def replace_arrays(data: bytes, *, meta: dict[str, Any] | None = None, **arrays: Any) -> bytes:

@@ -72,8 +72,8 @@ def _pages(path: Path) -> tuple[list[_Page], str | None, str | None]:
     anchors = read_column(data, header, "chunk.anchor", len(ids))
     paths = read_string_table(data, header, "source.path")
     titles = read_string_table(data, header, "source.title")
-    rows = array_view(data, header, "chunk.source", dtype="<u4", ndim=1)
-    ordinals = array_view(data, header, "chunk.ordinal", dtype="<u4", ndim=1)
+    rows = array_view(data, header, "chunk.source", dtype=("<u2", "<u4"), ndim=1)
+    ordinals = array_view(data, header, "chunk.ordinal", dtype=("<u2", "<u4"), ndim=1)
     spans = array_view(data, header, "chunk.span", ndim=2)
     if spans.dtype.kind != "u":
         raise CorruptIndexError(

@@ -12,12 +12,13 @@ A query adds, per chunk, the BM25 *impact* of each of its distinct terms::
     score(q,d) = sum of impact(t, d) over the distinct terms t of q
 
 ``tf`` and ``dl`` are the field-weighted term frequency and length; ``dl`` is the stored
-``bm25.doc_len`` (rounded to an integer). Format 4 stores per posting not the float32 impact
-but a one-byte code of its ``tf`` (``bm25.post_tf``, into the table ``bm25.tf_values`` of
-the index's distinct frequencies), and the packer's float64 ``idf`` once per distinct
-document frequency (``bm25.df_values``/``bm25.idf_values``); :func:`term_postings` computes a
-term's impacts from them with the packer's own float64 operations, so they are the float32
-impacts of format 3, bit for bit, at a quarter of the bytes. Storing the idf (rather than
+``bm25.doc_len`` (rounded to an integer). Since format 4 a posting stores not the float32
+impact but a code of its ``tf`` (a row of ``bm25.tf_values``, the index's distinct
+frequencies), and the packer's float64 ``idf`` is stored once per distinct document frequency
+(``bm25.df_values``/``bm25.idf_values``); :func:`term_postings` computes a term's impacts from
+them with the packer's own float64 operations, so they are the float32 impacts of format 3,
+bit for bit. Format 6 packs each term's chunk-row gaps and codes into bits
+(:mod:`scidx.index.postings`, ``bm25.runs``). Storing the idf (rather than
 recomputing ``log1p``) keeps that exact on every machine: numpy's SIMD ``log1p`` and the C
 library's differ in the last bit for about 8% of arguments.
 
@@ -33,7 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,8 @@ import numpy.typing as npt
 import xxhash
 
 from scidx.errors import CorruptIndexError
+from scidx.index.format import uint_dtype
+from scidx.index.postings import MAX_WIDTH, decode_runs, encode_runs
 from scidx.index.topk import top_k, top_k_sums
 from scidx.tokenize import TOKENIZER_VERSION, tokenize
 
@@ -62,8 +65,11 @@ __all__ = [
     "hash_fields",
     "hash_terms",
     "code_dtype",
+    "csr_postings",
+    "encode_postings",
     "idf_limit",
     "keyword_top_k",
+    "posting_blocks",
     "lucene_idf",
     "posting_impacts",
     "posting_tfs",
@@ -85,9 +91,10 @@ DEFAULT_HEADING_WEIGHT = 2.0
 
 ARRAY_NAMES = (
     "bm25.term_hash",
-    "bm25.term_ptr",
-    "bm25.post_doc",
-    "bm25.post_tf",
+    "bm25.term_df",
+    "bm25.term_width",
+    "bm25.run_ptr",
+    "bm25.runs",
     "bm25.tf_values",
     "bm25.df_values",
     "bm25.idf_values",
@@ -119,10 +126,10 @@ def build_arrays(
 
     Returns:
         ``(arrays, meta)``: arrays named as in FORMAT.md §2.3 (``bm25.term_hash`` uint64 [V],
-        ``bm25.term_ptr`` uint64 [V+1], ``bm25.post_doc`` uint16 (N <= 65536) or uint32 [P],
-        ``bm25.post_tf`` uint8 (or wider, :func:`code_dtype`) [P], ``bm25.tf_values`` float64
-        [T], ``bm25.df_values`` uint32 [K], ``bm25.idf_values`` float64 [K], ``bm25.doc_len``
-        uint32 [N]) and the ``bm25`` meta.
+        ``bm25.term_df`` uint8/16/32 [V] (:func:`code_dtype`), ``bm25.term_width`` uint8
+        [V, 2], ``bm25.run_ptr`` uint32 (or uint64) [V+1], ``bm25.runs`` uint8 [R],
+        ``bm25.tf_values`` float64 [T], ``bm25.df_values`` uint32 [K], ``bm25.idf_values``
+        float64 [K], ``bm25.doc_len`` uint16 (or uint32) [N]) and the ``bm25`` meta.
 
     Raises:
         ValueError: Mismatched lengths or parameters out of range.
@@ -380,14 +387,14 @@ class _PostingParts:
         tf_values = np.unique(
             np.concatenate([np.zeros(0), *(np.unique(t).astype(np.float64) for t in self.tfs)])
         )
-        post_doc = np.empty(total, dtype=post_doc_dtype(n))
-        post_tf = np.empty(total, dtype=code_dtype(tf_values.shape[0]))
         term_parts: list[npt.NDArray[np.uint64]] = []
         df_parts: list[npt.NDArray[np.int64]] = []
+        width_parts: list[npt.NDArray[np.uint8]] = []
+        length_parts: list[npt.NDArray[np.int64]] = []
+        run_parts: list[npt.NDArray[np.uint8]] = []
         bits = min(max((total // _PASS2_POSTINGS).bit_length(), 0), 16)
         bounds = [np.uint64(i) << np.uint64(64 - bits) for i in range(1, 1 << bits)] if bits else []
         cuts = [h.searchsorted(np.array(bounds, dtype=np.uint64)) for h in self.hashes]
-        out = 0
         for r in range(1 << bits):
             sel = [
                 (p, int(c[r - 1]) if r else 0, int(c[r]) if r < len(bounds) else h.shape[0])
@@ -404,25 +411,33 @@ class _PostingParts:
             new_term = np.ones(ph.shape[0], dtype=bool)
             new_term[1:] = ph[1:] != ph[:-1]
             term_start = np.flatnonzero(new_term)
-            post_doc[out : out + ph.shape[0]] = pd
-            post_tf[out : out + ph.shape[0]] = tf_values.searchsorted(tf)
-            out += ph.shape[0]
+            df = np.diff(np.append(term_start, ph.shape[0]))
+            widths, lengths, runs = encode_runs(
+                df, pd.astype(np.int64), tf_values.searchsorted(tf).astype(np.int64)
+            )
             term_parts.append(ph[term_start])
-            df_parts.append(np.diff(np.append(term_start, ph.shape[0])))
+            df_parts.append(df)
+            width_parts.append(widths)
+            length_parts.append(lengths)
+            run_parts.append(runs)
         self.hashes, self.docs, self.tfs = [], [], []
         df_all = _concat(df_parts, np.int64)
-        term_ptr = np.zeros(df_all.shape[0] + 1, dtype=np.uint64)
-        term_ptr[1:] = np.cumsum(df_all, dtype=np.uint64)
+        lengths_all = _concat(length_parts, np.int64)
+        run_ptr = np.zeros(df_all.shape[0] + 1, dtype=np.uint64)
+        run_ptr[1:] = np.cumsum(lengths_all, dtype=np.uint64)
         df_values = np.unique(df_all).astype(np.uint32)
         return {
             "bm25.term_hash": np.ascontiguousarray(_concat(term_parts, np.uint64)),
-            "bm25.term_ptr": term_ptr,
-            "bm25.post_doc": post_doc,
-            "bm25.post_tf": post_tf,
+            "bm25.term_df": df_values.searchsorted(df_all).astype(code_dtype(df_values.shape[0])),
+            "bm25.term_width": (
+                np.concatenate(width_parts) if width_parts else np.zeros((0, 2), np.uint8)
+            ),
+            "bm25.run_ptr": run_ptr.astype(uint_dtype(int(run_ptr[-1]), at_least=4)),
+            "bm25.runs": _concat(run_parts, np.uint8),
             "bm25.tf_values": tf_values,
             "bm25.df_values": df_values,
             "bm25.idf_values": lucene_idf(n, df_values),
-            "bm25.doc_len": doc_len,
+            "bm25.doc_len": doc_len.astype(uint_dtype(int(doc_len.max(initial=0)), at_least=2)),
         }
 
 
@@ -437,22 +452,11 @@ def lucene_idf(n: int, df: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
 
 
 def code_dtype(values: int) -> type[np.unsignedinteger[Any]]:
-    """The dtype of ``bm25.post_tf`` for a table of ``values`` frequencies: 1 byte up to 256."""
+    """The dtype of rows into a table of ``values`` entries (``bm25.term_df``): 1 byte up to 256."""
     if values <= 1 << 8:
         return np.uint8
     return np.uint16 if values <= 1 << 16 else np.uint32
 
-
-def post_doc_dtype(n: int) -> type[np.unsignedinteger[Any]]:
-    """The dtype of ``bm25.post_doc`` for ``n`` chunks (FORMAT.md §2.3): 2 bytes while rows fit.
-
-    Postings are most of a small index's keyword arrays; a docs site rarely has 65,536 chunks.
-    """
-    return np.uint16 if n <= POST_DOC_U2_ROWS else np.uint32
-
-
-POST_DOC_U2_ROWS = 1 << 16
-"""Indexes of at most this many chunks store ``bm25.post_doc`` as ``<u2``."""
 
 _BUILD_BLOCK = 8192
 """Chunks whose term occurrences are reduced to postings at a time (bounds build memory)."""
@@ -473,13 +477,14 @@ class BM25Arrays:
     """
 
     term_hash: npt.NDArray[np.uint64]
-    term_ptr: npt.NDArray[np.uint64]
-    post_doc: npt.NDArray[np.unsignedinteger[Any]]
-    post_tf: npt.NDArray[np.unsignedinteger[Any]]
+    term_df: npt.NDArray[np.unsignedinteger[Any]]
+    term_width: npt.NDArray[np.uint8]
+    run_ptr: npt.NDArray[np.unsignedinteger[Any]]
+    runs: npt.NDArray[np.uint8]
     tf_values: npt.NDArray[np.float64]
     df_values: npt.NDArray[np.uint32]
     idf_values: npt.NDArray[np.float64]
-    doc_len: npt.NDArray[np.uint32]
+    doc_len: npt.NDArray[np.unsignedinteger[Any]]
     k1: float = DEFAULT_K1
     b: float = DEFAULT_B
     avgdl: float = 1.0
@@ -490,9 +495,10 @@ class BM25Arrays:
         a = arrays
         return cls(
             a["bm25.term_hash"],
-            a["bm25.term_ptr"],
-            a["bm25.post_doc"],
-            a["bm25.post_tf"],
+            a["bm25.term_df"],
+            a["bm25.term_width"],
+            a["bm25.run_ptr"],
+            a["bm25.runs"],
             a["bm25.tf_values"],
             a["bm25.df_values"],
             a["bm25.idf_values"],
@@ -501,6 +507,14 @@ class BM25Arrays:
             b=float(meta["b"]),
             avgdl=float(meta["avgdl"]),
         )
+
+    @property
+    def postings(self) -> int:
+        """How many postings the runs hold (each term's document frequency, summed)."""
+        if not self.term_df.shape[0] or not self.df_values.shape[0]:
+            return 0
+        at = np.minimum(self.term_df, self.df_values.shape[0] - 1)
+        return int(self.df_values[at].sum(dtype=np.int64))
 
 
 def query_terms(query: str) -> list[str]:
@@ -579,67 +593,104 @@ def term_postings(
 ) -> tuple[npt.NDArray[np.unsignedinteger[Any]], npt.NDArray[np.float32]] | None:
     """The postings of ``term``: its chunk rows (ascending) and their BM25 impacts (float32).
 
-    The one place a term's stored postings are decoded (FORMAT.md §2.3, §2.4): a query's
+    The one place a query term's stored run is decoded (FORMAT.md §2.3, §2.4): a query's
     keyword score of a chunk is the float32 sum, in float64, of these impacts over its distinct
-    terms. ``None`` when the index does not have the term (or its run is empty).
+    terms. ``None`` when the index does not have the term. Rows come back as ``uint16`` for
+    indexes of at most 65,536 chunks, else ``uint32`` (what a search keeps per term).
 
     Raises:
-        CorruptIndexError: A posting points at a chunk row ``>= n``, or a frequency code, a
-            frequency or an idf is out of bounds.
+        CorruptIndexError: The term's run is out of bounds or points at a chunk row ``>= n``,
+            or a frequency code, a frequency or an idf is out of bounds.
     """
     th = arrays.term_hash
     h = np.uint64(term_hash(term))
     pos = int(th.searchsorted(h))
     if pos >= th.shape[0] or th[pos] != h:
         return None
-    start = int(arrays.term_ptr[pos])
-    # Clamp so a corrupt pointer can never index past the postings (verify=True checks it).
-    end = min(int(arrays.term_ptr[pos + 1]), arrays.post_doc.shape[0])
-    if start >= end:
-        return None
-    docs = arrays.post_doc[start:end]
-    top = int(docs.max())
-    if top >= n:
+    k, rows, codes = _term_run(arrays, pos, n, source)
+    weights = _impacts(arrays, k, rows, codes, n, source)
+    return rows.astype(np.uint16 if n <= 1 << 16 else np.uint32), weights
+
+
+def _term_run(
+    arrays: BM25Arrays, t: int, n: int, source: str
+) -> tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Term ``t``'s row of ``bm25.df_values``, chunk rows and frequency codes, bounds-checked.
+
+    Every value that sizes or locates the run is checked before the run is read, and the
+    decoded rows and codes before they index anything (rows are sums of at most ``n`` gaps
+    below 2**32, so they cannot overflow int64 for any ``n`` a file can hold).
+    """
+    k = int(arrays.term_df[t])
+    kk = arrays.df_values.shape[0]
+    if k >= kk:
         raise _corrupt(
-            source, f"array `bm25.post_doc` points at chunk {top}, but the index has {n}"
+            source, f"array `bm25.term_df` points at entry {k}, but `bm25.df_values` has {kk}"
         )
-    return docs, _impacts(arrays, start, end, docs, n, source)
+    df = int(arrays.df_values[k])
+    if not 1 <= df <= n:
+        raise _corrupt(
+            source, f"array `bm25.df_values` holds the document frequency {df}, outside [1, {n}]"
+        )
+    bd, bt = int(arrays.term_width[t, 0]), int(arrays.term_width[t, 1])
+    if bd > MAX_WIDTH or bt > MAX_WIDTH:
+        raise _corrupt(source, f"array `bm25.term_width` holds a width over {MAX_WIDTH} bits")
+    lo, hi = int(arrays.run_ptr[t]), int(arrays.run_ptr[t + 1])
+    want = (df * (bd + bt) + 7) // 8
+    if not lo <= hi <= arrays.runs.shape[0] or hi - lo != want:
+        raise _corrupt(
+            source,
+            f"array `bm25.run_ptr` gives term {t} the bytes [{lo}, {hi}) of "
+            f"{arrays.runs.shape[0]}; its {df} postings take {want}",
+        )
+    rows, codes = decode_runs(arrays.runs, [lo], np.array([df]), np.array([bd]), np.array([bt]))
+    _check_decoded(arrays, rows, codes, n, source)
+    return k, rows, codes
+
+
+def _check_decoded(
+    arrays: BM25Arrays,
+    rows: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64],
+    n: int,
+    source: str,
+) -> None:
+    """Decoded rows point at chunks and codes at frequencies (before either indexes)."""
+    if rows.shape[0] and int(rows.max()) >= n:
+        raise _corrupt(
+            source, f"array `bm25.runs` points at chunk {int(rows.max())}, but the index has {n}"
+        )
+    t = arrays.tf_values.shape[0]
+    if codes.shape[0] and int(codes.max()) >= t:
+        raise _corrupt(
+            source,
+            f"array `bm25.runs` holds frequency code {int(codes.max())}, but `bm25.tf_values` "
+            f"has {t} entries",
+        )
 
 
 def _impacts(
     arrays: BM25Arrays,
-    start: int,
-    end: int,
-    docs: npt.NDArray[np.unsignedinteger[Any]],
+    k: int,
+    rows: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64],
     n: int,
     source: str,
 ) -> npt.NDArray[np.float32]:
-    """The float32 impacts of postings ``[start, end)``, one term's run (rows ``docs``).
+    """The float32 impacts of one term's postings (document frequency ``df_values[k]``).
 
     The packer's format 3 formula, operation for operation in float64 (elementwise IEEE
     arithmetic is exact on every machine), so the result is its stored impacts, bit for bit.
     """
-    df = end - start
-    dv = arrays.df_values
-    at = int(dv.searchsorted(df))
-    if at >= dv.shape[0] or int(dv[at]) != df:
-        raise _corrupt(source, f"array `bm25.df_values` lacks the document frequency {df}")
-    idf = float(arrays.idf_values[at])
+    idf = float(arrays.idf_values[k])
     if not 0.0 <= idf <= idf_limit(n):
         raise _corrupt(
             source, f"array `bm25.idf_values` holds {idf!r}, outside [0, {idf_limit(n):.6g}]"
         )
-    codes = arrays.post_tf[start:end]
-    if int(codes.max()) >= arrays.tf_values.shape[0]:
-        raise _corrupt(
-            source,
-            f"array `bm25.post_tf` holds code {int(codes.max())}, but `bm25.tf_values` has "
-            f"{arrays.tf_values.shape[0]} entries",
-        )
     tf = arrays.tf_values[codes]
     if not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
         raise _corrupt(source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
-    dl = arrays.doc_len[docs]
+    dl = arrays.doc_len[rows]
     return bm25_impacts(idf, tf, dl, arrays.k1, arrays.b, arrays.avgdl).astype(np.float32)
 
 
@@ -662,6 +713,98 @@ def bm25_impacts(
     return np.asarray(idf * tf * (k1 + 1.0) / (tf + norm), dtype=np.float64)
 
 
+def posting_blocks(
+    arrays: BM25Arrays, n: int, source: str = "<index>"
+) -> Iterator[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+    """Every term's postings, decoded a block of terms at a time, in term order.
+
+    For exporters and ``verify`` (the runtime decodes only a query's terms). Yields
+    ``(first_term, df, rows, codes)``: the block's first term, each of its terms' document
+    frequency, and their chunk rows and frequency codes, term after term. The whole run layout
+    is checked first (every ``bm25.term_df`` entry, width and run length), and each block's
+    rows and codes before it is yielded.
+
+    Raises:
+        CorruptIndexError: As :func:`term_postings`, for any term.
+    """
+    v = int(arrays.term_hash.shape[0])
+    kk = arrays.df_values.shape[0]
+    codes_of = arrays.term_df.astype(np.int64)
+    if v and int(codes_of.max()) >= kk:
+        raise _corrupt(source, f"array `bm25.term_df` points past the {kk} document frequencies")
+    df = arrays.df_values[codes_of].astype(np.int64) if v else np.zeros(0, np.int64)
+    if v and not (int(df.min()) >= 1 and int(df.max()) <= n):
+        raise _corrupt(
+            source, f"array `bm25.df_values` holds a document frequency outside [1, {n}]"
+        )
+    bd = arrays.term_width[:, 0].astype(np.int64)
+    bt = arrays.term_width[:, 1].astype(np.int64)
+    if v and max(int(bd.max()), int(bt.max())) > MAX_WIDTH:
+        raise _corrupt(source, f"array `bm25.term_width` holds a width over {MAX_WIDTH} bits")
+    ptr = arrays.run_ptr.astype(np.int64)
+    if int(ptr[0]) != 0 or int(ptr[-1]) != arrays.runs.shape[0] or bool(np.any(ptr[1:] < ptr[:-1])):
+        raise _corrupt(source, "array `bm25.run_ptr` is not monotonic from 0 to `bm25.runs`")
+    if not np.array_equal(np.diff(ptr), (df * (bd + bt) + 7) // 8):
+        raise _corrupt(source, "array `bm25.run_ptr` gives a term a run of the wrong length")
+    cuts = np.searchsorted(np.cumsum(df), np.arange(_IMPACT_BLOCK, int(df.sum()), _IMPACT_BLOCK))
+    bounds = [0, *sorted(set((cuts + 1).tolist()) - {0, v}), v] if v else [0]
+    for t0, t1 in itertools.pairwise(bounds):
+        lo, hi = int(ptr[t0]), int(ptr[t1])
+        rows, codes = decode_runs(
+            arrays.runs[lo:hi], ptr[t0:t1] - lo, df[t0:t1], bd[t0:t1], bt[t0:t1]
+        )
+        _check_decoded(arrays, rows, codes, n, source)
+        yield t0, df[t0:t1], rows, codes
+
+
+def csr_postings(
+    arrays: BM25Arrays, n: int, source: str = "<index>"
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Every posting as CSR arrays ``(term_ptr, rows, codes)``, for exporters and tools.
+
+    Term ``t``'s postings are ``[term_ptr[t], term_ptr[t + 1])`` (format 5's layout).
+
+    Raises:
+        CorruptIndexError: As :func:`posting_blocks`.
+    """
+    blocks = list(posting_blocks(arrays, n, source))
+    empty = np.zeros(0, dtype=np.int64)
+    df = np.concatenate([empty, *(b[1] for b in blocks)])
+    ptr = np.zeros(df.shape[0] + 1, dtype=np.int64)
+    np.cumsum(df, out=ptr[1:])
+    rows = np.concatenate([empty, *(b[2] for b in blocks)])
+    return ptr, rows, np.concatenate([empty, *(b[3] for b in blocks)])
+
+
+def encode_postings(
+    term_ptr: npt.ArrayLike, rows: npt.ArrayLike, codes: npt.ArrayLike, df_values: npt.ArrayLike
+) -> dict[str, np.ndarray]:
+    """The run arrays (``bm25.term_df``, ``term_width``, ``run_ptr``, ``runs``) of CSR postings.
+
+    The packer's encoding of :func:`csr_postings`' output, for tools and tests that rewrite
+    postings; every term's document frequency must be an entry of ``df_values``.
+
+    Raises:
+        ValueError: A term is empty, its document frequency is not listed, or a row or code
+            does not fit in a run.
+    """
+    ptr = np.asarray(term_ptr, dtype=np.int64)
+    dv = np.asarray(df_values, dtype=np.int64)
+    df = np.diff(ptr)
+    at = np.minimum(dv.searchsorted(df), max(dv.shape[0] - 1, 0))
+    if df.shape[0] and (not dv.shape[0] or bool(np.any(dv[at] != df))):
+        raise ValueError("a term's document frequency is not listed in df_values")
+    widths, lengths, runs = encode_runs(df, np.asarray(rows), np.asarray(codes))
+    run_ptr = np.zeros(df.shape[0] + 1, dtype=np.uint64)
+    run_ptr[1:] = np.cumsum(lengths, dtype=np.uint64)
+    return {
+        "bm25.term_df": at.astype(code_dtype(dv.shape[0])),
+        "bm25.term_width": widths,
+        "bm25.run_ptr": run_ptr.astype(uint_dtype(int(run_ptr[-1]), at_least=4)),
+        "bm25.runs": runs,
+    }
+
+
 def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.NDArray[np.float32]:
     """Every posting's float32 impact, in posting order: :func:`term_postings` for all terms.
 
@@ -672,41 +815,28 @@ def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.
     Raises:
         CorruptIndexError: As :func:`term_postings`, for any posting.
     """
-    p = int(arrays.post_doc.shape[0])
-    ptr = arrays.term_ptr.astype(np.int64)
-    df = np.diff(ptr)
-    if ptr.shape[0] < 1 or int(ptr[0]) != 0 or int(ptr[-1]) != p or bool(np.any(df < 0)):
-        raise _corrupt(source, "array `bm25.term_ptr` is not monotonic from 0 to the postings")
-    dv = arrays.df_values
-    at = np.minimum(dv.searchsorted(df), max(dv.shape[0] - 1, 0))
-    if bool(np.any(df > 0)) and (not dv.shape[0] or bool(np.any((dv[at] != df) & (df > 0)))):
-        raise _corrupt(source, "array `bm25.df_values` lacks a term's document frequency")
-    idf = arrays.idf_values[at] if dv.shape[0] else np.zeros(df.shape[0])
-    if idf.shape[0] and not (float(idf.min()) >= 0.0 and float(idf.max()) <= idf_limit(n)):
-        raise _corrupt(
-            source, f"array `bm25.idf_values` holds a value outside [0, {idf_limit(n):.6g}]"
-        )
-    term = np.repeat(np.arange(df.shape[0], dtype=np.int64), df)
-    out = np.empty(p, dtype=np.float32)
-    k1, b, t = arrays.k1, arrays.b, arrays.tf_values.shape[0]
-    for lo in range(0, p, _IMPACT_BLOCK):
-        hi = min(lo + _IMPACT_BLOCK, p)
-        docs, codes = arrays.post_doc[lo:hi], arrays.post_tf[lo:hi]
-        if int(docs.max()) >= n:
-            raise _corrupt(source, f"array `bm25.post_doc` points past the {n} chunks")
-        if int(codes.max()) >= t:
-            raise _corrupt(source, f"array `bm25.post_tf` holds a code past the {t} frequencies")
+    out = np.empty(arrays.postings, dtype=np.float32)
+    k1, b, at = arrays.k1, arrays.b, 0
+    limit = idf_limit(n)
+    for t0, df, rows, codes in posting_blocks(arrays, n, source):
+        idf = arrays.idf_values[arrays.term_df[t0 : t0 + df.shape[0]].astype(np.int64)]
+        if idf.shape[0] and not (float(idf.min()) >= 0.0 and float(idf.max()) <= limit):
+            raise _corrupt(
+                source, f"array `bm25.idf_values` holds a value outside [0, {limit:.6g}]"
+            )
         tf = arrays.tf_values[codes]
-        if not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
+        if tf.shape[0] and not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
             raise _corrupt(
                 source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]"
             )
-        dl = arrays.doc_len[docs]
-        out[lo:hi] = bm25_impacts(idf[term[lo:hi]], tf, dl, k1, b, arrays.avgdl)
+        dl = arrays.doc_len[rows]
+        out[at : at + rows.shape[0]] = bm25_impacts(np.repeat(idf, df), tf, dl, k1, b, arrays.avgdl)
+        at += rows.shape[0]
     return out
 
 
 _IMPACT_BLOCK = 1 << 20
+"""About how many postings :func:`posting_blocks` decodes at a time."""
 
 
 def posting_tfs(
@@ -719,25 +849,21 @@ def posting_tfs(
     :func:`posting_impacts`'s: terms as in ``bm25.term_hash``, rows ascending within a term.
 
     Raises:
-        CorruptIndexError: A posting points past the chunks, a code past ``bm25.tf_values``,
-            or the table holds a frequency outside ``(0, MAX_TF]``.
+        CorruptIndexError: A run is out of bounds (as :func:`posting_blocks` checks), a
+            posting points past the chunks, a code past ``bm25.tf_values``, or the table
+            holds a frequency outside ``(0, MAX_TF]``.
     """
-    p = int(arrays.post_doc.shape[0])
     values = arrays.tf_values
     t = int(values.shape[0])
     if t and not (float(values.min()) > 0.0 and float(values.max()) <= MAX_TF):
         raise _corrupt(source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
-    rows = np.empty(p, dtype=np.int64)
-    tfs = np.empty(p, dtype=np.float64)
-    for lo in range(0, p, _IMPACT_BLOCK):
-        hi = min(lo + _IMPACT_BLOCK, p)
-        docs, codes = arrays.post_doc[lo:hi], arrays.post_tf[lo:hi]
-        if int(docs.max()) >= n:
-            raise _corrupt(source, f"array `bm25.post_doc` points past the {n} chunks")
-        if int(codes.max()) >= t:
-            raise _corrupt(source, f"array `bm25.post_tf` holds a code past the {t} frequencies")
-        rows[lo:hi] = docs
-        tfs[lo:hi] = values[codes]
+    rows = np.empty(arrays.postings, dtype=np.int64)
+    tfs = np.empty(arrays.postings, dtype=np.float64)
+    at = 0
+    for _, _, block_rows, codes in posting_blocks(arrays, n, source):  # bounds-checked there
+        rows[at : at + block_rows.shape[0]] = block_rows
+        tfs[at : at + block_rows.shape[0]] = values[codes]
+        at += block_rows.shape[0]
     return rows, tfs
 
 

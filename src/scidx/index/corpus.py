@@ -43,9 +43,10 @@ class Corpus:
     """Lazy views of one index's arrays (string tables, chunk → source map, vectors, BM25).
 
     Which arrays a query touches: a keyword query reads ``bm25.term_hash`` (binary search),
-    the ``bm25.term_ptr`` entries and ``bm25.post_doc``/``bm25.post_tf`` runs of its terms,
-    then, per returned hit, one entry of ``chunk.source`` and the rows of the ``chunk.*`` and
-    ``source.*`` string tables; reading snippets adds the hits' runs of ``snippet.*``.
+    the ``bm25.term_df``, ``bm25.term_width`` and ``bm25.run_ptr`` entries and the
+    ``bm25.runs`` bytes of its terms, then, per returned hit, one entry of ``chunk.source``
+    and the rows of the ``chunk.*`` and ``source.*`` string tables; reading snippets adds the
+    hits' runs of ``snippet.*``.
     ``vectors`` is only read by vector and hybrid queries, so a keyword-only process never
     faults its pages in.
     """
@@ -56,7 +57,7 @@ class Corpus:
     chunk_text: StringLookup
     chunk_heading: StringLookup
     chunk_anchor: StringLookup
-    chunk_source: npt.NDArray[np.uint32]
+    chunk_source: npt.NDArray[np.unsignedinteger[Any]]
     source_path: StringLookup
     source_title: StringLookup
     source_meta: StringLookup

@@ -74,6 +74,7 @@ __all__ = [
     "read_header",
     "read_header_file",
     "read_string_table",
+    "uint_dtype",
     "verify_checksums",
     "write_index",
 ]
@@ -81,12 +82,14 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (5, 0)
+FORMAT_VERSION: tuple[int, int] = (6, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
 (1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``; 4.0:
 term-frequency codes and idf tables instead of float32 impacts, the ``<f8`` dtype; 4.1:
 4-byte snippet occurrences under new array names; 5.0: Markdown chunk ids derived instead of
-stored, indexed heading and anchor columns, ``chunk.span`` ``<u4``)."""
+stored, indexed heading and anchor columns, ``chunk.span`` ``<u4``; 6.0: bit-packed posting
+runs in ``bm25.runs`` instead of ``bm25.post_doc``/``bm25.post_tf``, ``<u2`` per-chunk
+columns where they fit)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""
@@ -135,6 +138,18 @@ _ARRAY_KEYS = ("name", "dtype", "shape", "offset", "nbytes", "xxh3")
 
 Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 """What :func:`read_header` and :func:`array_view` accept: a whole index in memory or mmapped."""
+
+
+def uint_dtype(largest: int, *, at_least: int = 1) -> str:
+    """The narrowest unsigned dtype, ``<u1`` to ``<u8`` and at least ``at_least`` bytes wide.
+
+    Holds every value up to ``largest``: the writer's choice for a column whose readers accept
+    several widths (recorded by the dtype in the header).
+    """
+    for size in (1, 2, 4):
+        if size >= at_least and largest < 1 << (8 * size):
+            return f"<u{size}"
+    return "<u8"
 
 
 def align(n: int) -> int:
@@ -757,7 +772,7 @@ def array_view(
     header: Header,
     name: str,
     *,
-    dtype: str | None = None,
+    dtype: str | tuple[str, ...] | None = None,
     ndim: int | None = None,
 ) -> np.ndarray[Any, Any]:
     """Return a zero-copy, read-only numpy view of one array.
@@ -766,7 +781,9 @@ def array_view(
         buf: The whole index (the buffer ``header`` was read from).
         header: The header returned by :func:`read_header`.
         name: The array name.
-        dtype: If given, the header dtype string the caller requires (e.g. ``"<f4"``).
+        dtype: If given, the header dtype string the caller requires (e.g. ``"<f4"``), or a
+            tuple of the ones it accepts (a column the writer stores as narrow as its values
+            allow, e.g. ``("<u2", "<u4")``).
         ndim: If given, the number of dimensions the caller requires.
 
     Returns:
@@ -779,8 +796,11 @@ def array_view(
     info = header.arrays.get(name)
     if info is None:
         raise _corrupt(header.source, f"the index has no array `{name}`")
-    if dtype is not None and info.dtype != dtype:
-        raise _corrupt(header.source, f"array `{name}` has dtype {info.dtype}, expected {dtype}")
+    allowed = (dtype,) if isinstance(dtype, str) else dtype
+    if allowed is not None and info.dtype not in allowed:
+        raise _corrupt(
+            header.source, f"array `{name}` has dtype {info.dtype}, expected {' or '.join(allowed)}"
+        )
     if ndim is not None and len(info.shape) != ndim:
         raise _corrupt(
             header.source,

@@ -96,12 +96,12 @@ def read_chunk_ids(buf: Any, header: Header) -> StringTable | DerivedIds:
             f"{header.source}: the index has no array `{missing}` (the chunk ids are stored "
             f"in both `chunk.id` arrays or derived without either). {REBUILD_HINT}"
         )
-    rows = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
+    rows = array_view(buf, header, "chunk.source", dtype=("<u2", "<u4"), ndim=1)
     n = int(rows.shape[0])
     return DerivedIds(
         read_string_table(buf, header, "source.path"),
         read_column(buf, header, "chunk.anchor", n),
         rows,
-        array_view(buf, header, "chunk.ordinal", dtype="<u4", ndim=1),
+        array_view(buf, header, "chunk.ordinal", dtype=("<u2", "<u4"), ndim=1),
         header.source,
     )

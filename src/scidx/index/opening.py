@@ -129,7 +129,8 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     """Validate the runtime arrays against each other in O(1) and wrap them (no data scan)."""
     src = header.source
     stamp, dims, url_template, source_root = _checked_meta(header)
-    chunk_source = array_view(buf, header, "chunk.source", dtype="<u4", ndim=1)
+    # <u2 while the sources fit (format 6, the packer's choice), else <u4; either is valid.
+    chunk_source = array_view(buf, header, "chunk.source", dtype=("<u2", "<u4"), ndim=1)
     n = int(chunk_source.shape[0])
     s = _shape(header, "source.path.offsets")
     if len(s) != 1 or s[0] < 1:
@@ -157,9 +158,9 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         raise corrupt(src, f"the index has {n} chunks but no sources")
 
     for name, dtype, shape in (
-        ("chunk.ordinal", "<u4", (n,)),
-        ("chunk.span", _either(header, "chunk.span", ("<u8", "<u4")), (n, 4)),
-        ("bm25.doc_len", "<u4", (n,)),
+        ("chunk.ordinal", ("<u2", "<u4"), (n,)),
+        ("chunk.span", ("<u8", "<u4"), (n, 4)),
+        ("bm25.doc_len", ("<u2", "<u4"), (n,)),
     ):
         _expect_shape(header, name, shape)
         array_view(buf, header, name, dtype=dtype, ndim=len(shape))
@@ -197,40 +198,42 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
 
 
 def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
-    """The BM25 arrays, their shapes checked against each other (``V`` terms, ``P`` postings).
+    """The BM25 arrays, their shapes checked against each other (``V`` terms, ``R`` run bytes).
 
-    With the ``meta.bm25`` parameters their impacts are computed with.
+    With the ``meta.bm25`` parameters their impacts are computed with. Each term's run is
+    checked when it is first read (:func:`scidx.index.bm25.term_postings`).
     """
     src = header.source
     term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
     v = int(term_hash.shape[0])
-    _expect_shape(header, "bm25.term_ptr", (v + 1,))
-    term_ptr = array_view(buf, header, "bm25.term_ptr", dtype="<u8", ndim=1)
-    # <u2 while the rows fit (the packer's choice for N <= 65536), else <u4; either is valid.
-    post_doc = array_view(
-        buf, header, "bm25.post_doc", dtype=_either(header, "bm25.post_doc", ("<u4", "<u2")), ndim=1
-    )
-    p = int(post_doc.shape[0])
-    _expect_shape(header, "bm25.post_tf", (p,))
-    codes = _either(header, "bm25.post_tf", ("<u1", "<u2", "<u4"))
-    post_tf = array_view(buf, header, "bm25.post_tf", dtype=codes, ndim=1)
+    _expect_shape(header, "bm25.term_df", (v,))
+    codes = ("<u1", "<u2", "<u4")
+    term_df = array_view(buf, header, "bm25.term_df", dtype=codes, ndim=1)
+    _expect_shape(header, "bm25.term_width", (v, 2))
+    term_width = array_view(buf, header, "bm25.term_width", dtype="<u1", ndim=2)
+    _expect_shape(header, "bm25.run_ptr", (v + 1,))
+    # <u4 while the runs fit in 4 GiB (the packer's choice), else <u8; either is valid.
+    ptr_dtype = ("<u4", "<u8")
+    run_ptr = array_view(buf, header, "bm25.run_ptr", dtype=ptr_dtype, ndim=1)
+    runs = array_view(buf, header, "bm25.runs", dtype="<u1", ndim=1)
     tf_values = array_view(buf, header, "bm25.tf_values", dtype="<f8", ndim=1)
     df_values = array_view(buf, header, "bm25.df_values", dtype="<u4", ndim=1)
     _expect_shape(header, "bm25.idf_values", df_values.shape)
     idf_values = array_view(buf, header, "bm25.idf_values", dtype="<f8", ndim=1)
-    if int(term_ptr[0]) != 0 or int(term_ptr[-1]) != p:
+    if int(run_ptr[0]) != 0 or int(run_ptr[-1]) != runs.shape[0]:
         raise corrupt(
             src,
-            f"array `bm25.term_ptr` runs from {int(term_ptr[0])} to {int(term_ptr[-1])}, "
-            f"expected 0 to {p} (the number of postings)",
+            f"array `bm25.run_ptr` runs from {int(run_ptr[0])} to {int(run_ptr[-1])}, "
+            f"expected 0 to {runs.shape[0]} (the bytes of `bm25.runs`)",
         )
-    doc_len = array_view(buf, header, "bm25.doc_len", dtype="<u4", ndim=1)
+    doc_len = array_view(buf, header, "bm25.doc_len", dtype=("<u2", "<u4"), ndim=1)
     k1, b, avgdl = _bm25_params(header)
     return BM25Arrays(
         term_hash,
-        term_ptr,
-        post_doc,
-        post_tf,
+        term_df,
+        term_width,
+        run_ptr,
+        runs,
         tf_values,
         df_values,
         idf_values,
@@ -239,12 +242,6 @@ def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
         b=b,
         avgdl=avgdl,
     )
-
-
-def _either(header: Header, name: str, dtypes: tuple[str, ...]) -> str:
-    """The array's dtype if it is one of ``dtypes`` (else the first, which array_view reports)."""
-    entry = header.arrays.get(name)
-    return entry.dtype if entry is not None and entry.dtype in dtypes else dtypes[0]
 
 
 MAX_K1 = 1000.0

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from scidx.index.bm25 import MAX_TF, BM25Arrays, idf_limit
+from scidx.index.bm25 import MAX_TF, BM25Arrays, idf_limit, posting_blocks
 from scidx.index.columns import IndexedStrings
 from scidx.index.corpus import Corpus
 from scidx.index.format import Header, StringTable, array_view, verify_checksums
@@ -54,9 +54,6 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     bm = corpus.bm25
     if bm.term_hash.shape[0] > 1 and not bool(np.all(bm.term_hash[1:] > bm.term_hash[:-1])):
         raise corrupt(src, "array `bm25.term_hash` is not sorted and unique")
-    ptr = bm.term_ptr.astype(np.int64)
-    if bool(np.any(ptr[1:] < ptr[:-1])):
-        raise corrupt(src, "array `bm25.term_ptr` is not monotonic")
     _verify_postings(src, bm, n)
     if corpus.offsets is not None:
         corpus.offsets.verify(src)
@@ -93,49 +90,54 @@ def max_bm25_weight(n: int, k1: float) -> float:
 
 
 def _verify_postings(src: str, bm: BM25Arrays, n: int) -> None:
-    """Postings point at chunks, ascend within a term, and decode to possible impacts.
+    """Runs decode to chunk rows ascending within a term and to possible impacts.
 
-    Every frequency code is inside ``bm25.tf_values``, whose values are finite and positive;
-    every term's document frequency is in ``bm25.df_values`` (ascending, unique), whose idf is
-    in ``[0, idf_limit(n)]``: then every impact is finite, non-negative and at most
-    :func:`max_bm25_weight` (FORMAT.md §2.4), without computing any.
+    Every run has its term's length and zero padding bits (so the same postings have one
+    encoding); every frequency code is inside ``bm25.tf_values``, whose values are finite and
+    positive; every term's document frequency is an entry of ``bm25.df_values`` (ascending,
+    unique), whose idf is in ``[0, idf_limit(n)]``: then every impact is finite, non-negative
+    and at most :func:`max_bm25_weight` (FORMAT.md §2.4), without computing any.
 
-    Checked a block at a time: the postings can be most of a file, and a packer verifies the
-    file it has just written, so a full-size temporary would add to its peak memory.
+    Decoded a block of terms at a time (:func:`scidx.index.bm25.posting_blocks`): the postings
+    can be most of a file, and a packer verifies the file it has just written.
     """
-    ptr = bm.term_ptr.astype(np.int64)
-    docs = bm.post_doc  # u2/u4: compared as stored, never widened (most of a file)
-    if docs.shape[0] and int(docs.max()) >= n:
-        raise corrupt(src, f"array `bm25.post_doc` points past the {n} chunks")
-    # Within each term's run the chunk rows must strictly increase.
-    if docs.shape[0] > 1:
-        starts = np.zeros(docs.shape[0], dtype=bool)
-        inner = ptr[1:-1]
-        starts[inner[(inner > 0) & (inner < docs.shape[0])]] = True
-        for lo in range(0, docs.shape[0] - 1, _VERIFY_POSTINGS):
-            hi = min(lo + _VERIFY_POSTINGS, docs.shape[0] - 1)
-            rising = docs[lo + 1 : hi + 1] > docs[lo:hi]
-            if not bool(np.all(rising | starts[lo + 1 : hi + 1])):
-                raise corrupt(src, "array `bm25.post_doc` is not ascending within a term")
     t = bm.tf_values.shape[0]
-    if bm.post_tf.shape[0] and int(bm.post_tf.max()) >= t:
-        raise corrupt(src, f"array `bm25.post_tf` holds a code past the {t} frequencies")
     tf = bm.tf_values
     if t and not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
         raise corrupt(src, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
     dv, idf = bm.df_values, bm.idf_values
     if dv.shape[0] > 1 and not bool(np.all(dv[1:] > dv[:-1])):
         raise corrupt(src, "array `bm25.df_values` is not ascending and unique")
-    df = np.diff(ptr)
-    df = df[df > 0]
-    at = np.minimum(dv.searchsorted(df), max(dv.shape[0] - 1, 0))
-    if df.shape[0] and (not dv.shape[0] or bool(np.any(dv[at] != df))):
-        raise corrupt(src, "array `bm25.df_values` lacks a term's document frequency")
     limit = idf_limit(n)
     if idf.shape[0] and not (float(idf.min()) >= 0.0 and float(idf.max()) <= limit):
         raise corrupt(
             src, f"array `bm25.idf_values` holds a value outside [0, {limit:.6g}] ({n} chunks)"
         )
+    for _, df, rows, _codes in posting_blocks(bm, n, src):
+        # Within each term's run the chunk rows strictly increase: every gap after a
+        # term's first is at least 1.
+        starts = np.cumsum(df) - df
+        rising = np.ones(rows.shape[0], dtype=bool)
+        rising[1:] = rows[1:] > rows[:-1]
+        rising[starts] = True
+        if not bool(rising.all()):
+            raise corrupt(src, "array `bm25.runs` has chunk rows not ascending within a term")
+    _verify_run_padding(src, bm)
+
+
+def _verify_run_padding(src: str, bm: BM25Arrays) -> None:
+    """The unused high bits of each run's last byte are 0 (FORMAT.md §2.4)."""
+    ptr = bm.run_ptr.astype(np.int64)
+    if not bm.term_df.shape[0]:
+        return
+    df = bm.df_values[bm.term_df.astype(np.int64)].astype(np.int64)
+    used = (df * (bm.term_width[:, 0].astype(np.int64) + bm.term_width[:, 1])) % 8
+    last = ptr[1:] - 1
+    partial = np.flatnonzero((used > 0) & (last >= ptr[:-1]))
+    high = bm.runs[last[partial]].astype(np.int64) >> used[partial]
+    if bool(np.any(high)):
+        term = int(partial[np.flatnonzero(high)[0]])
+        raise corrupt(src, f"array `bm25.runs` has padding bits set after term {term}'s run")
 
 
 def _verify_vector_keys(buf: Any, header: Header, corpus: Corpus) -> None:
@@ -161,7 +163,6 @@ def _verify_vector_keys(buf: Any, header: Header, corpus: Corpus) -> None:
 # Rows whose L2 norm is further than this from 1 are not the unit vectors FORMAT.md requires.
 _NORM_TOLERANCE = 1e-3
 _VERIFY_BLOCK = 1 << 14
-_VERIFY_POSTINGS = 1 << 22  # postings checked at a time by verify=True
 
 
 def _verify_vectors(src: str, vectors: np.ndarray) -> None:

@@ -21,12 +21,13 @@ from scidx.index.bm25 import (
     DEFAULT_B,
     DEFAULT_HEADING_WEIGHT,
     DEFAULT_K1,
+    BM25Arrays,
     TermBlock,
     build_arrays_from_blocks,
     hash_terms,
 )
 from scidx.index.columns import encode_column
-from scidx.index.format import encode_strings
+from scidx.index.format import encode_strings, uint_dtype
 from scidx.index.highlight import flatten
 from scidx.index.ids import derived_id
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
@@ -70,8 +71,9 @@ __all__ = [
 #: rows of chunks longer than the provider's input limit; 12: format 4, one-byte term
 #: frequency codes and idf tables instead of float32 impacts; 13: format 4.1, 4-byte snippet
 #: occurrences in ``snippet.word``/``gap``/``len``; 14: ``meta.windows.margin``; 15: format 5,
-#: Markdown chunk ids derived, not stored, indexed heading and anchor columns, ``<u4`` spans).
-PACKER_VERSION = "scidx-pack-15"
+#: Markdown chunk ids derived, not stored, indexed heading and anchor columns, ``<u4`` spans;
+#: 16: format 6, bit-packed posting runs, ``<u2`` per-chunk columns where they fit).
+PACKER_VERSION = "scidx-pack-16"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -351,8 +353,11 @@ def build_index_arrays(
     # One copy of each distinct heading path and anchor (a section's chunks share them).
     arrays.update(encode_column("chunk.heading", ["\x1f".join(r.heading_path) for r in records]))
     arrays.update(encode_column("chunk.anchor", [r.anchor for r in records]))
-    arrays["chunk.source"] = np.array([source_row[r.source] for r in records], dtype="<u4")
-    arrays["chunk.ordinal"] = np.array([r.ordinal for r in records], dtype="<u4")
+    # <u2 while the values fit (FORMAT.md §2.3: a reader accepts either width).
+    source_rows = np.array([source_row[r.source] for r in records], dtype=np.int64)
+    ordinals = np.array([r.ordinal for r in records], dtype=np.int64)
+    arrays["chunk.source"] = source_rows.astype(uint_dtype(len(sources), at_least=2))
+    arrays["chunk.ordinal"] = ordinals.astype(uint_dtype(int(ordinals.max(initial=0)), at_least=2))
     spans = np.array([r.span for r in records] if n else np.zeros((0, 4)), dtype="<u8")
     # Four bytes each while they fit (a source under 4 Gi characters): 16 bytes a chunk.
     narrow = not n or int(spans.max()) < 1 << 32
@@ -379,7 +384,7 @@ def build_index_arrays(
         "chunks": n,
         "sources": len(sources),
         "terms": int(bm25_arrays["bm25.term_hash"].shape[0]),
-        "postings": int(bm25_arrays["bm25.post_doc"].shape[0]),
+        "postings": BM25Arrays.of(bm25_arrays, bm25_meta).postings,
     }
     meta = {"bm25": bm25_meta, "counts": counts, "vectors": vectors_meta_of(arrays)}
     if "snippet.row" in arrays:

@@ -1,9 +1,9 @@
 """The postings an export writes: each chunk's term frequencies, as the file stores them.
 
 PostgreSQL ranks exactly as the file only if it applies the file's BM25 formula to the same term
-frequencies. Format 4 stores each posting's frequency (a code in ``bm25.post_tf`` into the table
-``bm25.tf_values``), so the export reads them through the library
-(:func:`scidx.index.bm25.posting_tfs`) and the impacts the same way
+frequencies. Format 4 stores each posting's frequency as a code into the table
+``bm25.tf_values`` (format 6: bit-packed in ``bm25.runs``), so the export reads them
+through the library (:func:`scidx.index.bm25.posting_tfs`) and the impacts the same way
 (:func:`scidx.index.bm25.posting_impacts`, the values a query sums), both with the reader's
 bounds checks. One more check ties the frequencies to the file: each chunk's sum to its
 ``bm25.doc_len`` (which the packer rounds from the same sums), so a forged frequency table or
@@ -43,7 +43,7 @@ class FilePostings:
         idf: The packer's idf per term, from the file (``bm25.idf_values``).
         term: Term number (into ``term_hash``) per posting.
         doc: Chunk row per posting.
-        tf: Field-weighted term frequency per posting (``bm25.tf_values[bm25.post_tf]``).
+        tf: Field-weighted term frequency per posting (``bm25.tf_values`` at its code).
         weight: BM25 impact (float32) per posting, as a query sums it.
         doc_len: Document length per chunk.
         k1, b, avgdl: The BM25 parameters.
@@ -73,11 +73,11 @@ def file_postings(index: Index) -> FilePostings:
     bm = index._live().corpus.bm25  # noqa: SLF001 - read-only; the format's decoding lives here
     meta = index.meta.get("bm25") or {}
     n = len(index)
-    # Impacts first: this checks `bm25.term_ptr` (monotonic) before its differences are used.
+    # Impacts first: this checks every term's run (format 6: `bm25.term_df` in bounds, each
+    # run its length) before the document frequencies are used.
     weight = posting_impacts(bm, n, index.source)
     doc, tf = posting_tfs(bm, n, index.source)
-    ptr: _I64 = np.asarray(bm.term_ptr).astype(np.int64)
-    df = np.diff(ptr)
+    df: _I64 = np.asarray(bm.df_values)[np.asarray(bm.term_df).astype(np.int64)].astype(np.int64)
     doc_len = np.asarray(bm.doc_len).astype(np.int64)
     _check_lengths(index, doc, tf, doc_len)
     return FilePostings(
@@ -110,7 +110,7 @@ def _check_lengths(index: Index, doc: _I64, tf: _F64, doc_len: _I64) -> None:
         row = int(off[0])
         raise CorruptIndexError(
             f"{index.source}: chunk {index.chunk(row, snippet_chars=1).id!r} has term "
-            f"frequencies (array `bm25.tf_values` at the codes of `bm25.post_tf`) summing to "
+            f"frequencies (array `bm25.tf_values` at the codes in `bm25.runs`) summing to "
             f"{float(sums[row]):g}, but array `bm25.doc_len` gives it {int(doc_len[row])} "
             f"({off.shape[0]} chunks disagree); the file is corrupt. Rebuild it with "
             "`toolup-rag pack-docs`."
