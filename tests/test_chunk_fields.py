@@ -1,4 +1,8 @@
-"""Format 5's compact chunk fields: derived ids, indexed heading/anchor columns, <u4 spans."""
+"""Compact chunk fields: derived ids, indexed anchors, heading paths as a tree, <u4 spans.
+
+Format 5 derived the ids and indexed the headings and anchors; format 7 stores the heading
+paths as a path column (each distinct prefix once, with its parent: FORMAT.md §2.2).
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,10 @@ import pytest
 
 from scidx.errors import CorruptIndexError
 from scidx.index import format
+from scidx.index.columns import PathColumn, encode_path_column, read_column
 from scidx.index.index import load_bytes
 from scidx.pack.packer import pack_records
-from support.indexes import rewrite
+from support.indexes import rewrite, write_arrays
 
 SECTIONS = [
     ("guide/install.md", "Guide", ["Guide", "Install"], "install", 3),
@@ -85,11 +90,46 @@ def test_records_with_their_own_ids_keep_the_table() -> None:
 
 def test_columns_store_each_distinct_value_once(derived: bytes) -> None:
     header = format.read_header(derived)
-    for name, distinct in (("chunk.heading", 4), ("chunk.anchor", 4)):
+    # Anchors: 4 distinct values; heading paths: the nodes Guide, Guide>Install,
+    # Guide>Upgrade, CORS, CORS>Options (5; "Guide" and "CORS" are shared prefixes).
+    for name, distinct in (("chunk.heading", 5), ("chunk.anchor", 4)):
         assert header.arrays[f"{name}.offsets"].shape == (distinct + 1,)
+        assert header.arrays[f"{name}.offsets"].dtype == "<u4"
         assert header.arrays[f"{name}.row"].dtype == "<u2"
         assert header.arrays[f"{name}.row"].shape == (8,)
+    assert header.arrays["chunk.heading.parent"].shape == (5,)
     assert header.arrays["chunk.span"].dtype == "<u4"
+
+
+def test_a_path_column_is_each_distinct_prefix_once_parents_first() -> None:
+    paths = ["A\x1fB\x1fC", "", "A\x1fB", "A\x1fD", "E", "A\x1fB\x1fC", "\x1f", "\x1fF"]
+    arrays = encode_path_column("h", paths)
+    # Nodes in part order: ("",) ("", "") ("", "F") (A) (A,B) (A,B,C) (A,D) (E).
+    assert format.StringTable(arrays["h.offsets"], arrays["h.data"], name="h").take(range(8)) == [
+        "",
+        "",
+        "F",
+        "A",
+        "B",
+        "C",
+        "D",
+        "E",
+    ]
+    assert arrays["h.parent"].tolist() == [0, 1, 1, 0, 4, 5, 4, 0]
+    assert arrays["h.row"].tolist() == [6, 0, 5, 7, 8, 6, 2, 3]
+    assert arrays["h.row"].dtype == "<u2" and arrays["h.parent"].dtype == "<u2"
+    data = write_arrays(arrays, {})
+    column = read_column(data, format.read_header(data), "h", len(paths))
+    assert isinstance(column, PathColumn)
+    assert column.take(range(len(paths))) == paths  # every path reads back as stored
+    column.validate_all()
+
+
+def test_a_page_of_headings_reads_as_cheaply_as_the_indexed_column(derived: bytes) -> None:
+    with load_bytes(derived) as idx:
+        column = idx._live().corpus.chunk_heading  # noqa: SLF001
+        assert isinstance(column, PathColumn)
+        assert column.take([0, 3, 5]) == ["\x1f".join(idx.chunk(i).heading_path) for i in (0, 3, 5)]
 
 
 def _set(name: str, value: int) -> Any:
@@ -101,10 +141,20 @@ def _set(name: str, value: int) -> Any:
     return mutate
 
 
+def _loop(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+    """A parent that is the node itself (a walk that would never end)."""
+    parent = a["chunk.heading.parent"].copy()
+    parent[:] = np.arange(1, parent.shape[0] + 1)
+    parent[0] = 0
+    a["chunk.heading.parent"] = parent
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (_set("chunk.heading.row", 9), "array `chunk.heading.row` points at value 9, but"),
+        (_set("chunk.heading.row", 9), "array `chunk.heading.row` points at node 9, but"),
+        (_set("chunk.heading.parent", 5), "the parent 5, not an earlier node"),
+        (_loop, "array `chunk.heading.parent` gives node 4 the parent 4, not an earlier node"),
         (_set("chunk.anchor.row", 60000), "array `chunk.anchor.row` points at value 60000"),
         (_set("chunk.source", 7), "past the 2 sources"),
     ],
@@ -128,7 +178,11 @@ def test_rows_past_their_table_are_corrupt(derived: bytes, mutate: Any, message:
     [
         (
             lambda a, m: a.__setitem__("chunk.heading.row", a["chunk.heading.row"].astype("<i4")),
-            "array `chunk.heading.row` has dtype <i4, expected <u4",
+            "array `chunk.heading.row` has dtype <i4, expected <u2 or <u4",
+        ),
+        (
+            lambda a, m: a.__setitem__("chunk.heading.parent", a["chunk.heading.parent"][:-1]),
+            "array `chunk.heading.parent` has 4 rows, expected 5 (one per node",
         ),
         (
             lambda a, m: a.__setitem__("chunk.anchor.row", a["chunk.anchor.row"][:-1].copy()),
@@ -155,8 +209,10 @@ def test_malformed_chunk_arrays_are_refused_on_open(
 
 def test_wide_rows_and_spans_read_the_same(derived: bytes) -> None:
     def widen(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
-        for name in ("chunk.heading.row", "chunk.anchor.row", "chunk.span"):
-            a[name] = a[name].astype("<u4" if name.endswith(".row") else "<u8")
+        for name in ("chunk.heading.row", "chunk.heading.parent", "chunk.anchor.row"):
+            a[name] = a[name].astype("<u4")
+        for name in ("chunk.span", "chunk.heading.offsets", "chunk.anchor.offsets"):
+            a[name] = a[name].astype("<u8")
 
     assert _fields(rewrite(derived, widen)) == _fields(derived)
 

@@ -49,7 +49,7 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x06\x00"  # major 6
+    b"\x07\x00"  # major 7
     b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
@@ -89,7 +89,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (6, 0)
+    assert header.version == (7, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -109,7 +109,7 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (6, 0)
+    assert fmt.FORMAT_VERSION == (7, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
@@ -384,7 +384,7 @@ def test_round_trip(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None
 @given(values=st.lists(st.text(), max_size=10))
 def test_string_table_round_trip(values: list[str]) -> None:
     offsets, data = fmt.encode_strings(values)
-    assert offsets.dtype.str == "<u8" and data.dtype == np.dtype("<u1")
+    assert offsets.dtype.str == "<u4" and data.dtype == np.dtype("<u1")  # under 4 GiB
     assert offsets.shape == (len(values) + 1,)
     assert int(offsets[0]) == 0 and int(offsets[-1]) == len(data)
     table = fmt.StringTable(offsets, data, name="t")
@@ -479,7 +479,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (6, 7)
+    assert header.version == (7, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -573,9 +573,9 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=7, minor=3)
+    data = rebuild(TINY, major=8, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 7.3; this scidx reads format 6.x. "
+        "docs.scidx was written with format 8.3; this scidx reads format 7.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
@@ -586,15 +586,15 @@ def test_newer_major_message() -> None:
 
 def test_older_major_message() -> None:
     assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
-        "<buffer> was written with format 1.1; this scidx reads format 6.x. "
+        "<buffer> was written with format 1.1; this scidx reads format 7.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
     # Format 2 (8-byte snippet occurrences, <u4 posting rows), format 3 (float32 impacts) and
-    # format 4 (stored Markdown chunk ids) and format 5 (<u2 posting rows and <u1 codes) are
-    # refused the same way.
-    for major in (2, 3, 4, 5):
+    # format 4 (stored Markdown chunk ids), format 5 (<u2 posting rows and <u1 codes) and
+    # format 6 (heading paths stored whole) are refused the same way.
+    for major in (2, 3, 4, 5, 6):
         assert message(UnsupportedFormatVersionError, rebuild(TINY, major=major, minor=0)) == (
-            f"<buffer> was written with format {major}.0; this scidx reads format 6.x. "
+            f"<buffer> was written with format {major}.0; this scidx reads format 7.x. "
             "Rebuild it with `toolup-rag pack-docs`."
         )
 
@@ -742,7 +742,7 @@ HEADER_EDITS = {
     "builtUtc not str": (_set("builtUtc", None), "header `builtUtc` is a NoneType, not a str"),
     "dropped array": (
         lambda h: h["arrays"].__delitem__(-1),
-        "the data section is 224 bytes, but the arrays end at 132",
+        "the data section is 208 bytes, but the arrays end at 132",
     ),
 }
 
@@ -827,10 +827,16 @@ def test_string_table_construction_errors() -> None:
         "<buffer>: string table `chunk.id` has offsets from 0 to 4, expected 0 to 5 "
         f"(the data length). {HINT}"
     )
-    with pytest.raises(CorruptIndexError, match="must be a non-empty 1-D <u8 array"):
+    with pytest.raises(CorruptIndexError, match="must be a non-empty 1-D <u4 or <u8 array"):
         table([], b"")
-    with pytest.raises(CorruptIndexError, match="`chunk.id.offsets` must be a non-empty 1-D <u8"):
-        fmt.StringTable(np.zeros(2, "<u4"), np.zeros(0, "<u1"), name="chunk.id")
+    with pytest.raises(CorruptIndexError, match="`chunk.id.offsets` must be a non-empty 1-D <u4"):
+        fmt.StringTable(np.zeros(2, "<u2"), np.zeros(0, "<u1"), name="chunk.id")
+    # Format 7 writes <u4 offsets while they fit; a reader accepts <u4 and <u8 alike.
+    blob = np.frombuffer("héxy".encode(), dtype="<u1")
+    for dtype in ("<u4", "<u8"):
+        t = fmt.StringTable(np.array([0, 3, 3, 5], dtype=dtype), blob, name="t")
+        assert list(t) == ["hé", "", "xy"] and t.take([2, 0]) == ["xy", "hé"]
+        t.validate_all()
     with pytest.raises(CorruptIndexError, match="`chunk.id.data` must be a 1-D <u1 array"):
         fmt.StringTable(np.zeros(1, "<u8"), np.zeros((0, 1), "<u1"), name="chunk.id")
 

@@ -82,14 +82,15 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (6, 0)
+FORMAT_VERSION: tuple[int, int] = (7, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
 (1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``; 4.0:
 term-frequency codes and idf tables instead of float32 impacts, the ``<f8`` dtype; 4.1:
 4-byte snippet occurrences under new array names; 5.0: Markdown chunk ids derived instead of
 stored, indexed heading and anchor columns, ``chunk.span`` ``<u4``; 6.0: bit-packed posting
 runs in ``bm25.runs`` instead of ``bm25.post_doc``/``bm25.post_tf``, ``<u2`` per-chunk
-columns where they fit)."""
+columns where they fit; 7.0: heading paths as a tree of their prefixes, ``<u4`` string-table
+offsets)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""
@@ -887,7 +888,7 @@ def header_to_dict(header: Header) -> dict[str, Any]:
 
 
 def encode_strings(values: Sequence[str]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Encode strings as a string table: ``(offsets <u8 [n+1], data <u1 [total])``.
+    """Encode strings as a string table: ``(offsets <u4 or <u8 [n+1], data <u1 [total])``.
 
     String ``i`` is ``data[offsets[i]:offsets[i+1]]`` decoded as UTF-8; ``offsets[0] == 0`` and
     ``offsets[n] == len(data)``.
@@ -896,7 +897,8 @@ def encode_strings(values: Sequence[str]) -> tuple[np.ndarray[Any, Any], np.ndar
         values: The strings, in row order.
 
     Returns:
-        The ``<name>.offsets`` and ``<name>.data`` arrays.
+        The ``<name>.offsets`` and ``<name>.data`` arrays; offsets are ``<u4`` while the data
+        is under 4 GiB (format 7), else ``<u8``.
 
     Raises:
         TypeError: An element is not a str.
@@ -916,9 +918,10 @@ def encode_strings(values: Sequence[str]) -> tuple[np.ndarray[Any, Any], np.ndar
             lengths.append(len(value.encode("utf-8")))
         except UnicodeEncodeError as exc:
             raise ValueError(f"string table element {i} is not encodable as UTF-8: {exc}") from None
-    offsets = np.zeros(len(lengths) + 1, dtype="<u8")
+    total = sum(lengths)
+    offsets = np.zeros(len(lengths) + 1, dtype=uint_dtype(total, at_least=4))
     np.cumsum(lengths, out=offsets[1:])
-    data = np.empty(int(offsets[-1]), dtype="<u1")
+    data = np.empty(total, dtype="<u1")
     out = data.data  # a writable memoryview of the array
     for i, value in enumerate(values):
         out[int(offsets[i]) : int(offsets[i + 1])] = value.encode("utf-8")
@@ -933,7 +936,7 @@ class StringTable:
     checks everything (for ``verify=True``).
 
     Args:
-        offsets: ``<u8 [n+1]`` byte offsets.
+        offsets: ``<u4`` or ``<u8`` ``[n+1]`` byte offsets.
         data: ``<u1`` UTF-8 bytes.
         name: Table name (e.g. ``"chunk.id"``), named in errors.
         source: File path or ``"<buffer>"``, named in errors.
@@ -952,9 +955,10 @@ class StringTable:
     ) -> None:
         self.name = name
         self.source = source
-        if offsets.dtype != DTYPES["<u8"] or offsets.ndim != 1 or len(offsets) < 1:
+        wide = offsets.dtype in (DTYPES["<u4"], DTYPES["<u8"])
+        if not wide or offsets.ndim != 1 or len(offsets) < 1:
             raise self._error(
-                f"`{name}.offsets` must be a non-empty 1-D <u8 array, "
+                f"`{name}.offsets` must be a non-empty 1-D <u4 or <u8 array, "
                 f"not {offsets.dtype.str} {list(offsets.shape)}"
             )
         if data.dtype != DTYPES["<u1"] or data.ndim != 1:
@@ -978,7 +982,9 @@ class StringTable:
         fast = offsets.flags.c_contiguous and data.flags.c_contiguous
         off = offsets.data if fast else None
         self._fast_offsets: memoryview | None = (
-            off if off is not None and off.format in ("L", "Q") and off.itemsize == 8 else None
+            off
+            if off is not None and off.format in ("I", "L", "Q") and off.itemsize in (4, 8)
+            else None
         )
         self._fast_data: memoryview | None = data.data if self._fast_offsets is not None else None
 
@@ -1114,6 +1120,6 @@ def read_string_table(buf: Buffer, header: Header, name: str) -> StringTable:
     Raises:
         CorruptIndexError: Either array is missing or malformed.
     """
-    offsets = array_view(buf, header, f"{name}.offsets", dtype="<u8", ndim=1)
+    offsets = array_view(buf, header, f"{name}.offsets", dtype=("<u4", "<u8"), ndim=1)
     data = array_view(buf, header, f"{name}.data", dtype="<u1", ndim=1)
     return StringTable(offsets, data, name=name, source=header.source)

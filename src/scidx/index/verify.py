@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from scidx.index.bm25 import MAX_TF, BM25Arrays, idf_limit, posting_blocks
-from scidx.index.columns import IndexedStrings
+from scidx.index.columns import IndexedStrings, PathColumn
 from scidx.index.corpus import Corpus
 from scidx.index.format import Header, StringTable, array_view, verify_checksums
 from scidx.index.ids import DerivedIds
@@ -37,7 +37,7 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     assert isinstance(ids, (StringTable, DerivedIds))
     ids.validate_all()
     for column in (corpus.chunk_heading, corpus.chunk_anchor):
-        assert isinstance(column, (StringTable, IndexedStrings))
+        assert isinstance(column, (StringTable, IndexedStrings, PathColumn))
         column.validate_all()
     for table in (
         corpus.source_path,

@@ -26,7 +26,7 @@ from scidx.index.bm25 import (
     build_arrays_from_blocks,
     hash_terms,
 )
-from scidx.index.columns import encode_column
+from scidx.index.columns import encode_column, encode_path_column
 from scidx.index.format import encode_strings, uint_dtype
 from scidx.index.highlight import flatten
 from scidx.index.ids import derived_id
@@ -72,8 +72,9 @@ __all__ = [
 #: frequency codes and idf tables instead of float32 impacts; 13: format 4.1, 4-byte snippet
 #: occurrences in ``snippet.word``/``gap``/``len``; 14: ``meta.windows.margin``; 15: format 5,
 #: Markdown chunk ids derived, not stored, indexed heading and anchor columns, ``<u4`` spans;
-#: 16: format 6, bit-packed posting runs, ``<u2`` per-chunk columns where they fit).
-PACKER_VERSION = "scidx-pack-16"
+#: 16: format 6, bit-packed posting runs, ``<u2`` per-chunk columns where they fit; 17:
+#: format 7, heading paths as a tree of their prefixes, ``<u4`` string-table offsets).
+PACKER_VERSION = "scidx-pack-17"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -351,7 +352,9 @@ def build_index_arrays(
         )
     )
     # One copy of each distinct heading path and anchor (a section's chunks share them).
-    arrays.update(encode_column("chunk.heading", ["\x1f".join(r.heading_path) for r in records]))
+    # Heading paths as a tree of their distinct prefixes (a page's sections share ancestors).
+    headings = ["\x1f".join(r.heading_path) for r in records]
+    arrays.update(encode_path_column("chunk.heading", headings))
     arrays.update(encode_column("chunk.anchor", [r.anchor for r in records]))
     # <u2 while the values fit (FORMAT.md §2.3: a reader accepts either width).
     source_rows = np.array([source_row[r.source] for r in records], dtype=np.int64)
