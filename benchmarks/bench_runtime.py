@@ -18,7 +18,7 @@ provider (hashing, 512 dimensions), through ``scidx.pack.packer.pack_records``. 
   "load + 100 queries", for scidx keyword / hybrid and for bm25s (the same corpus, saved with
   ``BM25.save`` and loaded with and without ``mmap``), next to the baseline of the interpreter
   with numpy imported. A keyword query reads only ``bm25.term_hash`` (binary search), the
-  ``bm25.term_ptr`` entries and ``bm25.post_doc``/``bm25.post_tf`` runs of its terms, and per
+  ``bm25.term_df``/``term_width``/``run_ptr`` entries and ``bm25.runs`` bytes of its terms, and per
   hit one ``chunk.source`` entry and the string-table rows it shows; it never touches
   ``vectors`` (the bulk of the file), so its RSS stays near the baseline.
 """

@@ -84,7 +84,7 @@ def test_markdown_ids_are_derived_and_read_as_stored(derived: bytes) -> None:
 
 def test_records_with_their_own_ids_keep_the_table() -> None:
     data = _pack("own")
-    assert "chunk.id.data" in format.read_header(data).arrays
+    assert "chunk.id.zdata" in format.read_header(data).arrays  # small: stored deflated
     assert sorted(g[0] for g in _fields(data)) == sorted(r["id"] for r in _records("own"))
 
 
@@ -205,6 +205,40 @@ def test_malformed_chunk_arrays_are_refused_on_open(
     with pytest.raises(CorruptIndexError) as info:
         load_bytes(rewrite(derived, mutate))
     assert message in str(info.value)
+
+
+def _half(name: str) -> Any:
+    def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
+        a[name] = a[name][: a[name].shape[0] // 2].copy()
+
+    return mutate
+
+
+@pytest.mark.parametrize(
+    "name", ["chunk.heading.zdata", "chunk.anchor.zdata", "source.path.zdata", "source.title.zdata"]
+)
+def test_a_truncated_deflated_table_is_corrupt_when_read_and_with_verify(name: str) -> None:
+    """Format 8 tables inflate on first use: a forged stream fails there, naming the array."""
+    records = [
+        {
+            "id": f"guide/installing-page-{i % 6}.md:options-and-configuration-part-{i}:0",
+            "source": f"guide/installing-page-{i % 6}.md",
+            "title": f"Installing things, page {i % 6}",
+            "headingPath": ["Installing things", f"Options and configuration, part {i}"],
+            "anchor": f"options-and-configuration-part-{i}",
+            "ordinal": 0,
+            "text": f"Part {i}: install kubectl with the cors options.",
+        }
+        for i in range(40)
+    ]
+    packed = pack_records(records, None, dimensions=32, use_cache=False).data
+    assert packed is not None and name in format.read_header(packed).arrays
+    data = rewrite(packed, _half(name))
+    with pytest.raises(CorruptIndexError, match=f"array `{name}` does not inflate to exactly"):
+        load_bytes(data, verify=True)
+    with load_bytes(data) as idx:  # the open is O(1): nothing is inflated yet
+        with pytest.raises(CorruptIndexError, match=f"array `{name}` does not inflate"):
+            [h.to_dict() for h in idx.search("install kubectl", k=3)]
 
 
 def test_wide_rows_and_spans_read_the_same(derived: bytes) -> None:

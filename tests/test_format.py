@@ -49,7 +49,7 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x07\x00"  # major 7
+    b"\x08\x00"  # major 8
     b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
@@ -89,7 +89,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (7, 0)
+    assert header.version == (8, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -109,7 +109,7 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (7, 0)
+    assert fmt.FORMAT_VERSION == (8, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
@@ -479,7 +479,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (7, 7)
+    assert header.version == (8, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -573,9 +573,9 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=8, minor=3)
+    data = rebuild(TINY, major=9, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 8.3; this scidx reads format 7.x. "
+        "docs.scidx was written with format 9.3; this scidx reads format 8.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
@@ -586,15 +586,16 @@ def test_newer_major_message() -> None:
 
 def test_older_major_message() -> None:
     assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
-        "<buffer> was written with format 1.1; this scidx reads format 7.x. "
+        "<buffer> was written with format 1.1; this scidx reads format 8.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
     # Format 2 (8-byte snippet occurrences, <u4 posting rows), format 3 (float32 impacts) and
     # format 4 (stored Markdown chunk ids), format 5 (<u2 posting rows and <u1 codes) and
-    # format 6 (heading paths stored whole) are refused the same way.
-    for major in (2, 3, 4, 5, 6):
+    # format 6 (heading paths stored whole) and format 7 (string tables stored raw) are refused
+    # the same way.
+    for major in (2, 3, 4, 5, 6, 7):
         assert message(UnsupportedFormatVersionError, rebuild(TINY, major=major, minor=0)) == (
-            f"<buffer> was written with format {major}.0; this scidx reads format 7.x. "
+            f"<buffer> was written with format {major}.0; this scidx reads format 8.x. "
             "Rebuild it with `toolup-rag pack-docs`."
         )
 
@@ -839,6 +840,56 @@ def test_string_table_construction_errors() -> None:
         t.validate_all()
     with pytest.raises(CorruptIndexError, match="`chunk.id.data` must be a 1-D <u1 array"):
         fmt.StringTable(np.zeros(1, "<u8"), np.zeros((0, 1), "<u1"), name="chunk.id")
+
+
+def _deflated(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    arrays = fmt.string_table_arrays("t", values)
+    return arrays["t.offsets"], arrays["t.zdata"]
+
+
+def test_small_string_tables_are_stored_deflated_and_inflated_on_first_use() -> None:
+    values = ["guide/install.md", "", "tutorial/cors.md", "héllo"] * 50
+    arrays = fmt.string_table_arrays("t", values)
+    assert set(arrays) == {"t.offsets", "t.zdata"}  # smaller deflated: stored so
+    table = fmt.DeflatedStringTable(arrays["t.offsets"], arrays["t.zdata"], name="t")
+    assert len(table) == 200 and not table._ready  # noqa: SLF001 - O(1) until first read
+    assert table[3] == "héllo" and table.take([0, 2]) == ["guide/install.md", "tutorial/cors.md"]
+    assert list(table) == values
+    table.validate_all()
+    index = encode(arrays)
+    back = fmt.read_string_table(index, fmt.read_header(index), "t")
+    assert isinstance(back, fmt.DeflatedStringTable) and list(back) == values
+    # Nothing to gain (a single short string) or nothing at all: stored raw.
+    assert set(fmt.string_table_arrays("t", ["x"])) == {"t.offsets", "t.data"}
+    assert set(fmt.string_table_arrays("t", [])) == {"t.offsets", "t.data"}
+
+
+@pytest.mark.parametrize(
+    ("forge", "message"),
+    [
+        # The offsets claim more than deflate could make of the stream: refused before inflating.
+        (lambda o, z: (o * np.uint32(2000), z), "cannot inflate to that"),
+        (lambda o, z: (o, z[: z.shape[0] // 2]), "does not inflate to exactly the 800 bytes"),
+        (lambda o, z: (o, np.concatenate([z, z])), "does not inflate to exactly the 800 bytes"),
+        (lambda o, z: (o - np.minimum(o, 1), z), "does not inflate to exactly the 799 bytes"),
+        (lambda o, z: (o, np.full_like(z, 0xFF)), "`t.zdata` is not a deflate stream"),
+        (lambda o, z: (o[:1] * 0, z), "does not inflate to exactly the 0 bytes"),
+    ],
+)
+def test_a_forged_deflated_table_is_a_corrupt_index_error(forge: Any, message: str) -> None:
+    offsets, zdata = forge(*_deflated(["abcd"] * 200))
+    with pytest.raises(CorruptIndexError, match=message):
+        table = fmt.DeflatedStringTable(offsets, zdata, name="t", source="x.scidx")
+        table[0]
+    with pytest.raises(CorruptIndexError, match=message):
+        fmt.DeflatedStringTable(offsets, zdata, name="t", source="x.scidx").validate_all()
+
+
+def test_a_table_with_both_raw_and_deflated_data_is_refused() -> None:
+    offsets, zdata = _deflated(["abcd"] * 200)
+    index = encode({"t.offsets": offsets, "t.zdata": zdata, "t.data": np.zeros(800, "<u1")})
+    with pytest.raises(CorruptIndexError, match="has both `t.data` and `t.zdata`"):
+        fmt.read_string_table(index, fmt.read_header(index), "t")
 
 
 def test_string_table_lazy_and_full_checks() -> None:

@@ -116,7 +116,7 @@ def _pages(path: Path) -> tuple[list[_Page], str | None, str | None]:
 
 def _stored_pages(path: Path, data: bytes, header: Header, n_sources: int) -> list[str] | None:
     """The ``source.page`` rows (FORMAT.md §2.3), each checked, or None without the table."""
-    if "source.page.offsets" not in header.arrays and "source.page.data" not in header.arrays:
+    if not {"source.page.offsets", "source.page.data", "source.page.zdata"} & set(header.arrays):
         return None
     table = read_string_table(data, header, "source.page")
     if len(table) != n_sources:

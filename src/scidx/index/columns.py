@@ -29,8 +29,8 @@ from scidx.index.format import (
     Header,
     StringTable,
     array_view,
-    encode_strings,
     read_string_table,
+    string_table_arrays,
     uint_dtype,
 )
 
@@ -51,11 +51,9 @@ def encode_column(name: str, values: Sequence[str]) -> dict[str, np.ndarray]:
     """The arrays of column ``name``: its distinct values (sorted) and each row's index."""
     distinct = sorted(set(values))
     at = {v: i for i, v in enumerate(distinct)}
-    offsets, data = encode_strings(distinct)
     dtype = uint_dtype(len(distinct) - 1, at_least=2)
     return {
-        f"{name}.offsets": offsets,
-        f"{name}.data": data,
+        **string_table_arrays(name, distinct),
         f"{name}.row": np.array([at[v] for v in values], dtype=dtype),
     }
 
@@ -72,11 +70,9 @@ def encode_path_column(name: str, paths: Sequence[str]) -> dict[str, np.ndarray]
     nodes = sorted({path[:depth] for path in split.values() for depth in range(1, len(path) + 1)})
     number = {node: i + 1 for i, node in enumerate(nodes)}
     number[()] = 0
-    offsets, data = encode_strings([node[-1] for node in nodes])
     dtype = uint_dtype(len(nodes), at_least=2)
     return {
-        f"{name}.offsets": offsets,
-        f"{name}.data": data,
+        **string_table_arrays(name, [node[-1] for node in nodes]),
         f"{name}.parent": np.array([number[node[:-1]] for node in nodes], dtype=dtype),
         f"{name}.row": np.array([number[split[p]] for p in paths], dtype=dtype),
     }

@@ -37,6 +37,7 @@ import mmap
 import os
 import re
 import struct
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypeAlias
@@ -54,6 +55,7 @@ from scidx.errors import (
 
 __all__ = [
     "ALIGNMENT",
+    "DEFLATE_TABLE_MAX",
     "DTYPES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
@@ -64,6 +66,7 @@ __all__ = [
     "ArrayInfo",
     "Buffer",
     "Header",
+    "DeflatedStringTable",
     "StringTable",
     "align",
     "array_view",
@@ -74,6 +77,7 @@ __all__ = [
     "read_header",
     "read_header_file",
     "read_string_table",
+    "string_table_arrays",
     "uint_dtype",
     "verify_checksums",
     "write_index",
@@ -82,7 +86,7 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (7, 0)
+FORMAT_VERSION: tuple[int, int] = (8, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
 (1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``; 4.0:
 term-frequency codes and idf tables instead of float32 impacts, the ``<f8`` dtype; 4.1:
@@ -90,7 +94,7 @@ term-frequency codes and idf tables instead of float32 impacts, the ``<f8`` dtyp
 stored, indexed heading and anchor columns, ``chunk.span`` ``<u4``; 6.0: bit-packed posting
 runs in ``bm25.runs`` instead of ``bm25.post_doc``/``bm25.post_tf``, ``<u2`` per-chunk
 columns where they fit; 7.0: heading paths as a tree of their prefixes, ``<u4`` string-table
-offsets)."""
+offsets; 8.0: string tables up to 4 MiB deflated in ``<name>.zdata``)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""
@@ -1106,8 +1110,119 @@ _VALIDATE_BLOCK = 1 << 20
 """Bytes of a string table decoded at a time by :meth:`StringTable.validate_all`."""
 
 
+DEFLATE_TABLE_MAX = 4 << 20
+"""String tables whose data is at most this many bytes are stored deflated (format 7).
+
+Inflating one costs about 1 ms per 250 KB, once per process; a larger table (a 1M-chunk
+index's ids) stays raw, so it is never held in memory whole."""
+
+_DEFLATE_BOUND = 1032
+"""Deflate never expands more than this (plus 64 bytes): a larger claimed size is corrupt."""
+
+
+def string_table_arrays(name: str, values: Sequence[str]) -> dict[str, np.ndarray[Any, Any]]:
+    """The arrays of string table ``name`` as the packer writes them (FORMAT.md §2.2).
+
+    ``<name>.offsets`` and either ``<name>.zdata``, the data as one raw deflate stream (zlib
+    level 9, memLevel 9), when the data is at most :data:`DEFLATE_TABLE_MAX` bytes and the
+    stream is smaller, or else ``<name>.data``.
+    """
+    offsets, data = encode_strings(values)
+    out: dict[str, np.ndarray[Any, Any]] = {f"{name}.offsets": offsets}
+    if 0 < data.shape[0] <= DEFLATE_TABLE_MAX:
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9)
+        stream = packer.compress(data.tobytes()) + packer.flush()
+        if len(stream) < data.shape[0]:
+            out[f"{name}.zdata"] = np.frombuffer(stream, dtype="<u1").copy()
+            return out
+    out[f"{name}.data"] = data
+    return out
+
+
+class DeflatedStringTable(StringTable):
+    """A :class:`StringTable` stored deflated (``<name>.zdata``), inflated on first use.
+
+    Construction checks only O(1) facts (dtypes, the first offset, and that the last one, the
+    inflated size, is within what deflate can produce from the stream); the first access
+    inflates the stream, requiring exactly that many bytes and the stream's end, then reads
+    as a plain table. Two threads may both inflate it once; they build equal tables.
+    """
+
+    def __init__(
+        self,
+        offsets: np.ndarray[Any, Any],
+        zdata: np.ndarray[Any, Any],
+        *,
+        name: str,
+        source: str = "<buffer>",
+    ) -> None:
+        self.name = name
+        self.source = source
+        wide = offsets.dtype in (DTYPES["<u4"], DTYPES["<u8"])
+        if not wide or offsets.ndim != 1 or len(offsets) < 1:
+            raise self._error(
+                f"`{name}.offsets` must be a non-empty 1-D <u4 or <u8 array, "
+                f"not {offsets.dtype.str} {list(offsets.shape)}"
+            )
+        if zdata.dtype != DTYPES["<u1"] or zdata.ndim != 1:
+            raise self._error(
+                f"`{name}.zdata` must be a 1-D <u1 array, not {zdata.dtype.str} {list(zdata.shape)}"
+            )
+        first, last = int(offsets[0]), int(offsets[-1])
+        if first != 0 or last > _DEFLATE_BOUND * int(zdata.shape[0]) + 64:
+            raise self._error(
+                f"string table `{name}` has offsets from {first} to {last}, but `{name}.zdata` "
+                f"({int(zdata.shape[0])} bytes) cannot inflate to that"
+            )
+        self._offsets = offsets
+        self._zdata = zdata
+        self._want = last
+        self._len = len(offsets) - 1
+        self._ready = False
+
+    def _inflate(self) -> None:
+        inflater = zlib.decompressobj(-15)
+        try:
+            # One byte more than wanted, so extra output shows (and 0 never means "all").
+            raw = inflater.decompress(self._zdata.tobytes(), self._want + 1)
+            complete = inflater.eof and not inflater.unused_data and not inflater.unconsumed_tail
+        except zlib.error as exc:
+            raise self._error(
+                f"array `{self.name}.zdata` is not a deflate stream ({exc})"
+            ) from None
+        if len(raw) != self._want or not complete:
+            raise self._error(
+                f"array `{self.name}.zdata` does not inflate to exactly the {self._want} bytes "
+                f"`{self.name}.offsets` ends at"
+            )
+        StringTable.__init__(
+            self, self._offsets, np.frombuffer(raw, dtype="<u1"), name=self.name, source=self.source
+        )
+        self._ready = True
+
+    def __getitem__(self, i: int) -> str:
+        if not self._ready:
+            self._inflate()
+        return super().__getitem__(i)
+
+    def take(self, rows: Sequence[int]) -> list[str]:
+        """Strings ``rows``, as :meth:`StringTable.take` (inflating the table first)."""
+        if not self._ready:
+            self._inflate()
+        return super().take(rows)
+
+    def validate_all(self) -> None:
+        """Inflate the table (if not yet) and check it as :meth:`StringTable.validate_all`."""
+        if not self._ready:
+            self._inflate()
+        super().validate_all()
+
+
 def read_string_table(buf: Buffer, header: Header, name: str) -> StringTable:
     """Return the :class:`StringTable` stored as ``<name>.offsets`` and ``<name>.data``.
+
+    Or, when the file has ``<name>.zdata`` instead (format 7), a
+    :class:`DeflatedStringTable` that inflates it on first use.
 
     Args:
         buf: The whole index.
@@ -1121,5 +1236,12 @@ def read_string_table(buf: Buffer, header: Header, name: str) -> StringTable:
         CorruptIndexError: Either array is missing or malformed.
     """
     offsets = array_view(buf, header, f"{name}.offsets", dtype=("<u4", "<u8"), ndim=1)
+    if f"{name}.zdata" in header.arrays:
+        if f"{name}.data" in header.arrays:
+            raise _corrupt(
+                header.source, f"string table `{name}` has both `{name}.data` and `{name}.zdata`"
+            )
+        zdata = array_view(buf, header, f"{name}.zdata", dtype="<u1", ndim=1)
+        return DeflatedStringTable(offsets, zdata, name=name, source=header.source)
     data = array_view(buf, header, f"{name}.data", dtype="<u1", ndim=1)
     return StringTable(offsets, data, name=name, source=header.source)

@@ -87,7 +87,11 @@ def read_chunk_ids(buf: Any, header: Header) -> StringTable | DerivedIds:
         CorruptIndexError: One of the two ``chunk.id`` arrays without the other, or a table
             the ids are derived from is missing or malformed.
     """
-    present = [f"chunk.id.{part}" in header.arrays for part in ("offsets", "data")]
+    arrays = header.arrays
+    present = [
+        "chunk.id.offsets" in arrays,
+        "chunk.id.data" in arrays or "chunk.id.zdata" in arrays,
+    ]
     if all(present):
         return read_string_table(buf, header, "chunk.id")
     if any(present):

@@ -146,10 +146,12 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         _expect_shape(header, "chunk.id.offsets", (n + 1,))
     chunk_id = read_chunk_ids(buf, header)
     source_page = None
-    if "source.page.offsets" in header.arrays or "source.page.data" in header.arrays:
+    page_data = "source.page.data" in header.arrays or "source.page.zdata" in header.arrays
+    if "source.page.offsets" in header.arrays or page_data:
         # Optional (packer 9+): both arrays or neither; rows are checked when read.
         _expect_shape(header, "source.page.offsets", (n_sources + 1,))
-        _shape(header, "source.page.data")
+        if not page_data:
+            _shape(header, "source.page.data")  # names the missing array
         source_page = read_string_table(buf, header, "source.page")
     # Markdown and clean text, compressed per chunk (format 2); without a separate clean text
     # snippets come from the raw text.

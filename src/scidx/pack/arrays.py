@@ -27,7 +27,7 @@ from scidx.index.bm25 import (
     hash_terms,
 )
 from scidx.index.columns import encode_column, encode_path_column
-from scidx.index.format import encode_strings, uint_dtype
+from scidx.index.format import string_table_arrays, uint_dtype
 from scidx.index.highlight import flatten
 from scidx.index.ids import derived_id
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
@@ -73,8 +73,9 @@ __all__ = [
 #: occurrences in ``snippet.word``/``gap``/``len``; 14: ``meta.windows.margin``; 15: format 5,
 #: Markdown chunk ids derived, not stored, indexed heading and anchor columns, ``<u4`` spans;
 #: 16: format 6, bit-packed posting runs, ``<u2`` per-chunk columns where they fit; 17:
-#: format 7, heading paths as a tree of their prefixes, ``<u4`` string-table offsets).
-PACKER_VERSION = "scidx-pack-17"
+#: format 7, heading paths as a tree of their prefixes, ``<u4`` string-table offsets; 18:
+#: format 8, string tables up to 4 MiB stored deflated in ``<name>.zdata``).
+PACKER_VERSION = "scidx-pack-18"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -333,9 +334,8 @@ def build_index_arrays(
     arrays: dict[str, np.ndarray] = {}
 
     def put_strings(name: str, values: Sequence[str]) -> None:
-        offsets, data = encode_strings(values)
-        arrays[f"{name}.offsets"] = offsets
-        arrays[f"{name}.data"] = data
+        # Deflated when small enough (format 7): inflated once per process on first use.
+        arrays.update(string_table_arrays(name, values))
 
     # Markdown chunks' ids are "{source}:{anchor}:{ordinal}": derived by the reader, not
     # stored (format 5), unless some record has an id of its own.
