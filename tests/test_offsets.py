@@ -1,9 +1,7 @@
-"""Snippet offsets (``snippet.*``): what the packer stores, what snippets read, bad data.
+"""Snippet hints (FORMAT.md §2.8): the marks are exactly the definition's, whatever the file says.
 
-A snippet marks exactly the words whose tokenizer terms include a query term (the first such
-term of a ``\\w+`` run counting) and shows the best window of them. Hits of an index with
-offsets must give that result; the text scan (indexes without offsets) may miss words whose
-stem is not a prefix of them ("using" for "use"), never mark a wrong one.
+The definition, by brute force (tests/support/snippets.py): the part of the text the
+``snippet.where`` bytes point at, its best window, and every word of the shown text tokenized.
 """
 
 from __future__ import annotations
@@ -15,15 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scidx.errors import CorruptIndexError, ScidxError
+from scidx.errors import CorruptIndexError
 from scidx.index import format, offsets
-from scidx.index.highlight import CODE_END, CODE_START, build_snippet, flatten
+from scidx.index.highlight import CODE_END, CODE_START, build_snippet
 from scidx.index.index import Index, load, load_bytes
-from scidx.pack.arrays import build_offset_arrays, offsets_block
+from scidx.pack.arrays import needle_table, where_block
 from scidx.pack.packer import pack_records
-from scidx.tokenize import term_spans, tokenize
+from scidx.tokenize import tokenize
 from support.indexes import rewrite
-from support.snippets import exact_snippet
+from support.snippets import exact_snippet, expected_snippet, where_bits
 
 
 def snippets_of(idx: Index, query: str, k: int = 10, chars: int = 240) -> list[tuple[Any, ...]]:
@@ -52,6 +50,7 @@ TEXTS = [
     + "_sharing suffix.",
     "Aging dose dosing: the dosing regimen (dose) was given to aging patients with care; "
     "dosing again after aging. " * 4,
+    "The dying star: " + "plain words between the two ends of the text. " * 12 + "a dying end.",
 ]
 
 
@@ -75,6 +74,7 @@ QUERIES = [
     "share sharing",
     "dose aging",
     "read_to_string string",
+    "die star",
     "nothing matches here",
 ]
 
@@ -82,122 +82,98 @@ QUERIES = [
 @pytest.mark.parametrize("chars", [240, 60, 8, 5, 2000])
 def test_snippets_equal_the_definition(small: Path, chars: int) -> None:
     with load(small) as idx:
-        assert idx._searcher is not None and idx._searcher.corpus.offsets is not None
+        assert idx._searcher is not None and idx._searcher.corpus.hints is not None
         checked = matched = 0
         for query in QUERIES:
             for hit, body in snippets_of(idx, query, chars=chars):
-                assert hit.snippet_parts == exact_snippet(body, hit.query_terms, chars), query
+                assert hit.snippet_parts == expected_snippet(body, hit.query_terms, chars), query
                 checked += 1
             # Hybrid hits are the keyword matches (hashing vectors only reorder them).
             matched += len(idx.rank(query, k=10, mode="keyword"))
         assert checked == matched > 10
 
 
-def test_offsets_find_words_the_scan_misses(small: Path) -> None:
-    """ "using" makes "use" and "dosing" makes "dose": the stems are not prefixes."""
+def test_words_whose_stem_is_no_prefix_are_marked(small: Path) -> None:
+    """ "using" makes "use", "dosing" "dose" (the derived needle finds them), "dying" "die"
+    (only the stored needle does)."""
     with load(small) as idx:
-        hit = idx.search("use", k=1)[0]
-        marked = {hit.snippet[a:b] for a, b in hit.highlights}
-        assert "using" in marked or "Using" in marked
-        body = hit.plain if hit.plain is not None else hit.text
-        scanned = build_snippet(body, hit.query_terms, 240)
-        assert {scanned.text[a:b] for a, b in scanned.highlights} < marked
+        for query, word in (("use", "using"), ("dose", "dosing"), ("die", "dying")):
+            hit = idx.search(query, k=1)[0]
+            marked = {hit.snippet[a:b].lower() for a, b in hit.highlights}
+            assert word in marked, query
+        body = idx.search("die", k=1)[0].plain or ""
+        scanned = build_snippet(body, ["die"], 240)  # no index: no stored needle
+        assert not scanned.highlights
 
 
-def test_the_scan_never_marks_a_word_the_definition_does_not(small: Path) -> None:
-    with load(small) as idx:
-        for query in QUERIES:
-            for hit, body in snippets_of(idx, query, chars=100000):
-                scanned = build_snippet(body, hit.query_terms, 100000)
-                exact = exact_snippet(body, hit.query_terms, 100000)
-                assert set(scanned.highlights) <= set(exact.highlights)
-
-
-def test_rust_book_snippets_equal_the_definition(shared_dir: Path, tmp_path: Path) -> None:
-    """Every hit of 150 queries made of the book's own headings (code, stems, Unicode)."""
-    book = shared_dir / "corpora" / "rust-book" / "src"
-    records = []
-    for i, path in enumerate(sorted(book.glob("*.md"))[:60]):
-        records.append({"id": f"c{i}", "text": path.read_text(encoding="utf-8")})
-    out = tmp_path / "rb.scidx"
-    pack_records(records, out, use_cache=False)
-    headings = sorted(
-        {line.lstrip("#").strip() for r in records for line in r["text"].splitlines()} - {""}
+def test_the_needle_table_lists_what_derived_needles_miss() -> None:
+    block = where_block(
+        ["The dying and lying man was tying a ﬁle; using µM, _in_pod and κυβερνήτης."]
     )
-    rnd = random.Random(7)
-    queries = rnd.sample([h for h in headings if len(h) > 3], 150)
-    with load(out) as idx:
-        checked = 0
-        for query in queries:
-            for hit, body in snippets_of(idx, query, chars=160):
-                assert hit.snippet_parts == exact_snippet(body, hit.query_terms, 160), query
-                checked += 1
-        assert checked > 500
-
-
-def _decode(arrays: dict[str, Any], i: int) -> list[tuple[int, int, int]]:
-    """``(start, length, key)`` of chunk ``i``'s stored occurrences (fillers left out)."""
-    row, word = arrays["snippet.row"], arrays["snippet.word"]
-    gap, size = arrays["snippet.gap"], arrays["snippet.len"]
-    lo, hi = row[i], row[i + 1]
-    out, start = [], 0
-    for w, g, n in zip(
-        word[lo:hi].tolist(), gap[lo:hi].tolist(), size[lo:hi].tolist(), strict=True
-    ):
-        start += g
-        if w:
-            out.append((start, n, w))
-        else:
-            assert g == offsets.MAX_GAP and n == 0  # a filler
-    return out
-
-
-def test_packed_offsets_describe_every_indexed_word() -> None:
-    texts = [
-        "Reading files with read_to_string.",
-        f"Code:{CODE_START}x = 1\n  y = 2{CODE_END} done",
-        "",
-        "the of and",  # stop-words only: no occurrence
-        "far " + "." * 700 + " apart, " + "w" * 300 + " averyveryverylongword",
+    assert needle_table([block]) == [
+        "die\x00dying",
+        "file\x00ﬁle",
+        "lie\x00lying",
+        "tie\x00tying",
+        "μm\x00µm",
     ]
-    arrays = build_offset_arrays([offsets_block(texts)])
-    row, word = arrays["snippet.row"], arrays["snippet.word"]
-    assert row.tolist()[0] == 0 and row.tolist()[-1] == word.shape[0]
-    assert word.shape == arrays["snippet.gap"].shape == arrays["snippet.len"].shape
-    flat_bit = offsets.IS_FLAT
-    assert arrays["snippet.flat"].tolist() == [flat_bit, 0, flat_bit, flat_bit, flat_bit]
-    for i, text in enumerate(texts):
-        flat, _ = flatten(text)
-        got = [(flat[a : a + n], n, key) for a, n, key in _decode(arrays, i)]
-        want = [
-            (flat[a:b][: offsets.LONG_WORD], min(b - a, offsets.LONG_WORD), offsets.word_key(t))
-            for a, b, made in term_spans(flat)
-            for t in dict.fromkeys(made)
-        ]
-        assert got == want
-    assert 0 in word[row[4] : row[5]].tolist()  # the 700 dots need fillers; then long words
-    assert all(1 <= offsets.word_key(t) <= 65535 for t in ("a", "read", "straße", "x" * 99))
 
 
-def test_the_highlighter_measures_the_long_words_the_offsets_do() -> None:
-    from scidx.index import highlight
+def test_where_bytes_are_the_eighths_of_each_term(small: Path) -> None:
+    """Every posting's byte, from the packed file, equals the brute-force eighths of §2.8."""
+    with load(small) as idx:
+        corpus = idx._searcher.corpus if idx._searcher is not None else None
+        assert corpus is not None and corpus.hints is not None
+        hints, postings = corpus.hints, idx._searcher.postings
+        checked = 0
+        for row in range(corpus.n):
+            body = corpus.plain(row)
+            for term, bits in where_bits(body).items():
+                found = postings.postings([term])
+                assert found, term
+                docs = found[0][0]
+                at = int(np.searchsorted(docs, row))
+                assert int(docs[at]) == row
+                assert hints._where is not None
+                assert int(hints._where[hints.start(term) + at]) == bits, (row, term)
+                checked += 1
+        assert checked > 50
 
-    assert highlight._LONG_WORD == offsets.LONG_WORD
 
-
-def test_the_pack_records_the_offsets_version(small: Path) -> None:
+def test_the_pack_records_the_hints_version(small: Path) -> None:
     header = format.read_header_file(small)
     assert header.meta["snippets"] == {"offsets": offsets.OFFSETS_VERSION}
-    assert set(offsets.ARRAY_NAMES) <= set(header.arrays)
-    assert not {"snippet.ptr", "snippet.occ", "snippet.flags"} & set(header.arrays)
+    assert {"snippet.where", "snippet.needle.offsets", "snippet.needle.data"} <= set(header.arrays)
+    assert header.arrays["snippet.where"].shape == (header.meta["counts"]["postings"],)
+    assert not {"snippet.row", "snippet.word", "snippet.occ"} & set(header.arrays)
+
+
+def test_regions_of_a_page_equal_the_definition() -> None:
+    rng = random.Random(6)
+    for _ in range(400):
+        rows, terms = rng.randint(1, 12), rng.randint(1, 9)
+        bits = np.array(
+            [[rng.choice((0, 0, rng.getrandbits(8))) for _ in range(rows)] for _ in range(terms)],
+            dtype=np.uint8,
+        )
+        sizes = [
+            rng.choice((0, 1, 100, 300, 1500, 9000, rng.randint(0, 5000))) for _ in range(rows)
+        ]
+        budget = rng.choice((6, 58, 238, 998))
+        got = offsets.regions(bits, sizes, budget)
+        want = [
+            offsets.region(bits[:, r].tolist(), sizes[r], budget) if sizes[r] else None
+            for r in range(rows)
+        ]
+        assert got == want, (bits, sizes, budget)
 
 
 # ---------------------------------------------------------------------------------------------
-# Indexes without offsets, or with offsets this reader does not know: the scan.
+# Indexes without hints, or with hints this reader does not know: the whole text is scanned.
 
 
-def _drop_offsets(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
-    for name in offsets.ARRAY_NAMES:
+def _drop_hints(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
+    for name in ("snippet.where", "snippet.needle.offsets", "snippet.needle.data"):
         arrays.pop(name)
     meta.pop("snippets")
 
@@ -205,149 +181,113 @@ def _drop_offsets(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     "mutate",
     [
-        _drop_offsets,
+        _drop_hints,
         lambda a, m: m.__setitem__("snippets", {"offsets": "scidx-offsets-99"}),
         lambda a, m: m.pop("snippets"),
     ],
 )
-def test_without_known_offsets_snippets_scan(small: Path, mutate: Any) -> None:
+def test_without_known_hints_snippets_scan(small: Path, mutate: Any) -> None:
     data = rewrite(small.read_bytes(), mutate)
     with load_bytes(data) as idx:
-        assert idx._searcher is not None and idx._searcher.corpus.offsets is None
+        assert idx._searcher is not None and idx._searcher.corpus.hints is None
         for query in QUERIES:
             for hit, body in snippets_of(idx, query):
                 assert hit.snippet_parts == build_snippet(body, hit.query_terms, 240)
 
 
-def _format_40_offsets(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
-    """Format 4.0's arrays and version in place of this one's (a file from packer 12)."""
-    for name in offsets.ARRAY_NAMES:
-        arrays.pop(name)
-    n = arrays["chunk.ordinal"].shape[0]
-    arrays["snippet.ptr"] = np.zeros(n + 1, "<u8")
-    arrays["snippet.occ"] = np.zeros((0, 3), "<u2")
-    arrays["snippet.flags"] = np.zeros(n, "<u1")
-    meta["snippets"] = {"offsets": "scidx-offsets-2"}
-
-
-def test_format_40_offsets_are_ignored(small: Path) -> None:
-    """A packer-12 file opens; its snippets scan (pack-docs rebuilds it: packer 13)."""
-    data = rewrite(small.read_bytes(), _format_40_offsets)
+def test_without_where_bytes_the_whole_text_is_scanned(small: Path) -> None:
+    """No ``snippet.where`` (``snippetOffsets: false``): the best window over all words, and
+    the stored needles still mark "dying"."""
+    data = rewrite(small.read_bytes(), lambda a, m: a.pop("snippet.where"))
     with load_bytes(data) as idx:
-        assert idx._searcher is not None and idx._searcher.corpus.offsets is None
-        for hit, body in snippets_of(idx, "read file"):
-            assert hit.snippet_parts == build_snippet(body, hit.query_terms, 240)
+        for query in QUERIES:
+            for hit, body in snippets_of(idx, query):
+                assert hit.snippet_parts == exact_snippet(body, hit.query_terms, 240), query
 
 
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda a, m: a.pop("snippet.gap"), "the snippet offsets lack array `snippet.gap`"),
         (
-            lambda a, m: a.__setitem__("snippet.row", a["snippet.row"][:-1].copy()),
-            "array `snippet.row` has shape",
+            lambda a, m: a.__setitem__("snippet.where", a["snippet.where"].astype("<u2")),
+            "array `snippet.where` has dtype <u2, expected <u1",
         ),
-        (
-            lambda a, m: a.__setitem__("snippet.row", a["snippet.row"] + np.uint64(1)),
-            "array `snippet.row` runs from 1",
-        ),
-        (
-            lambda a, m: a.__setitem__("snippet.flat", a["snippet.flat"].astype("<u4")),
-            "array `snippet.flat` has dtype <u4, expected <u1",
-        ),
-        (
-            lambda a, m: a.__setitem__("snippet.gap", a["snippet.gap"][:-1].copy()),
-            r"array `snippet.gap` is \[\d+\], expected \[\d+\]",
-        ),
-        (
-            lambda a, m: a.__setitem__("snippet.len", a["snippet.len"][1:].copy()),
-            r"array `snippet.len` is \[\d+\], expected \[\d+\]",
-        ),
-        (  # format 4.0's three words per occurrence
-            lambda a, m: a.__setitem__(
-                "snippet.word", np.zeros((a["snippet.word"].shape[0], 3), "<u2")
-            ),
-            r"array `snippet.word` has 2 dimension\(s\)",
-        ),
+        (lambda a, m: a.pop("snippet.needle.data"), "snippet.needle.data"),
     ],
 )
-def test_inconsistent_offsets_are_corrupt(small: Path, mutate: Any, message: str) -> None:
+def test_inconsistent_hints_are_corrupt(small: Path, mutate: Any, message: str) -> None:
     data = rewrite(small.read_bytes(), mutate)
     with pytest.raises(CorruptIndexError, match=message):
         load_bytes(data, source="bad.scidx")
 
 
-@pytest.mark.parametrize(
-    ("mutate", "message"),
-    [
-        (
-            lambda a, m: a["snippet.row"].__setitem__(2, a["snippet.row"][-1]),
-            "array `snippet.row` is not monotonic",
-        ),
-        (
-            lambda a, m: a["snippet.flat"].__setitem__(0, 7),
-            "array `snippet.flat` has a value other than 0 or 1",
-        ),
-    ],
-)
-def test_verify_checks_the_offsets(small: Path, mutate: Any, message: str) -> None:
-    data = rewrite(small.read_bytes(), mutate)
-    load_bytes(data).close()  # the constant-time open does not read them
-    with pytest.raises(CorruptIndexError, match=message):
+def test_verify_counts_the_where_bytes(small: Path) -> None:
+    data = rewrite(
+        small.read_bytes(),
+        lambda a, m: a.__setitem__("snippet.where", a["snippet.where"][:-1].copy()),
+    )
+    with load_bytes(data) as idx:  # opened in O(1); every read is bounds-checked
+        for hit, _body in snippets_of(idx, "file"):
+            assert hit.snippet_parts.text
+    with pytest.raises(CorruptIndexError, match=r"array `snippet.where` has \d+ bytes, expected"):
         load_bytes(data, verify=True)
 
 
-def _forge(rnd: random.Random, arrays: dict[str, Any], which: str) -> None:
-    word, gap = arrays["snippet.word"], arrays["snippet.gap"]
-    if which == "word":  # any key, any length, fillers anywhere
-        for _ in range(rnd.randrange(1, 20)):
-            word[rnd.randrange(word.shape[0])] = rnd.getrandbits(16)
-    elif which == "gap":  # starts anywhere: past the text, inside words, on separators
-        for _ in range(rnd.randrange(1, 20)):
-            gap[rnd.randrange(gap.shape[0])] = rnd.choice((0, 1, 3, 40, 254, 255))
-    elif which == "len":  # ends anywhere: inside words, past them, past the text
-        size = arrays["snippet.len"]
-        for _ in range(rnd.randrange(1, 20)):
-            size[rnd.randrange(size.shape[0])] = rnd.choice((0, 1, 7, 200, 255))
-    elif which == "row":
-        row = arrays["snippet.row"]
-        for _ in range(rnd.randrange(1, 4)):
-            i = rnd.randrange(1, row.shape[0] - 1)
-            row[i] = np.uint64(rnd.choice((0, int(row[-1]), rnd.getrandbits(64))))
-    else:  # claim flat text where it is not
-        flat = arrays["snippet.flat"]
-        for i in range(flat.shape[0]):
-            flat[i] = rnd.randrange(2)
+def test_verify_checks_the_needle_table(small: Path) -> None:
+    def damage(arrays: dict[str, Any], meta: dict[str, Any]) -> None:
+        arrays["snippet.needle.data"][:] = 0xFF  # not UTF-8
+
+    data = rewrite(small.read_bytes(), damage)
+    with load_bytes(data) as idx:  # the constant-time open does not read it ...
+        for hit, body in snippets_of(idx, "die star"):  # ... and a snippet finds fewer words
+            assert set(hit.highlights) <= set(exact_snippet(body, hit.query_terms, 240).highlights)
+    with pytest.raises(CorruptIndexError, match="snippet.needle"):
+        load_bytes(data, verify=True)
 
 
-@pytest.mark.parametrize("which", ["word", "gap", "len", "row", "flat"])
-def test_forged_offsets_never_break_a_snippet(small: Path, which: str) -> None:
-    """Hostile offsets give at worst odd marks: never an error, a control character, or a
-    mark outside the snippet text."""
+def _forge(rnd: random.Random, arrays: dict[str, Any], which: str) -> list[int]:
+    if which == "where":  # any byte anywhere
+        where = arrays["snippet.where"]
+        for _ in range(rnd.randrange(1, 40)):
+            where[rnd.randrange(where.shape[0])] = rnd.getrandbits(8)
+        return []
+    # needles: any term, any text (a NUL, none, a huge one, an empty one)
+    rows = ["", "\x00", "read\x00", "\x00x", "file\x00" + "a" * 5000, "dose\x00d", "die\x00 "]
+    rnd.shuffle(rows)
+    offsets_, data = format.encode_strings(rows[: rnd.randrange(1, len(rows))])
+    arrays["snippet.needle.offsets"], arrays["snippet.needle.data"] = offsets_, data
+    return []
+
+
+@pytest.mark.parametrize("which", ["where", "needle"])
+def test_forged_hints_only_move_the_window(small: Path, which: str) -> None:
+    """Hostile bytes choose another part of the text, add candidates or drop needles: what is
+    shown is marked exactly (or, without a needle, less), and nothing raises."""
     rnd = random.Random(which)
-    for _trial in range(25):
+    for _trial in range(15):
         data = rewrite(small.read_bytes(), lambda a, m: _forge(rnd, a, which))
         with load_bytes(data) as idx:
             for query in QUERIES:
-                for hit in idx.search(query, k=10, group=None):
-                    try:
-                        parts = hit.snippet_parts
-                    except ScidxError:
-                        continue  # a corrupt-index error is allowed, a crash is not
+                for hit, _body in snippets_of(idx, query, chars=120):
+                    parts = hit.snippet_parts
                     assert parts.text.isprintable()
                     assert all(0 <= a < b <= len(parts.text) for a, b in parts.highlights)
-                    assert "<mark>" in hit.snippet_html() or not parts.highlights
+                    exact = exact_snippet(parts.text.strip("…"), hit.query_terms, 10**6)
+                    if which == "where":  # every needle is there: exactly the shown words
+                        assert len(parts.highlights) == len(exact.highlights), query
+                    else:  # a needle left out finds fewer words, a forged one no other word
+                        assert len(parts.highlights) <= len(exact.highlights), query
 
 
 def test_hits_of_a_query_share_one_lookup(small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
-    real = offsets.SnippetOffsets.page
+    real = offsets.SnippetHints.regions
 
-    def page(self: offsets.SnippetOffsets, rows: Any, terms: Any) -> Any:
-        calls.append(len(rows))
-        return real(self, rows, terms)
+    def regions(self: offsets.SnippetHints, posts: Any, sizes: Any, budget: int) -> Any:
+        calls.append(len(sizes))
+        return real(self, posts, sizes, budget)
 
-    monkeypatch.setattr(offsets.SnippetOffsets, "page", page)
+    monkeypatch.setattr(offsets.SnippetHints, "regions", regions)
     with load(small) as idx:
         hits = idx.search("file read install dose", k=5, group=None)
         assert len(hits) > 2
@@ -357,15 +297,17 @@ def test_hits_of_a_query_share_one_lookup(small: Path, monkeypatch: pytest.Monke
 
 
 def test_exact_snippet_helper_agrees_with_build_snippet_on_prefix_stems() -> None:
-    """The test's own reference: on words whose stems are prefixes, the scan is exact."""
-    text = "Reading files: read_to_string reads a file. " * 10
-    terms = tokenize("read file")
+    """The test's own reference: where derived needles find every word, the scan is exact."""
+    text = "Reading files: read_to_string reads a file; using, dosing. " * 10
+    terms = tokenize("read file use dose")
     assert exact_snippet(text, terms, 80) == build_snippet(text, terms, 80)
+    code = f"Text {CODE_START}read(file){CODE_END} more text. " * 9
+    assert exact_snippet(code, terms, 60) == build_snippet(code, terms, 60)
 
 
 def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
-    """``snippetOffsets: false`` (config) / ``snippet_offsets=False``: a smaller file, and the
-    snippets scan (the same result wherever the scan finds the words)."""
+    """``snippetOffsets: false`` (config) / ``snippet_offsets=False``: no ``snippet.where``, a
+    smaller file, and the snippets scan the whole text (the same marks)."""
     from scidx.errors import ConfigError
     from scidx.pack.config import config_from_dict
     from scidx.pack.packer import pack_docs
@@ -384,8 +326,8 @@ def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
         out = tmp_path / f"out-{flag}.scidx"
         sizes[flag] = out.stat().st_size
         header = format.read_header_file(out)
-        assert ("snippet.word" in header.arrays) is flag
-        assert ("snippets" in header.meta) is flag
+        assert ("snippet.where" in header.arrays) is flag
+        assert "snippet.needle.offsets" in header.arrays
         with load(out) as idx:
             hit = idx.search("read file", k=1)[0]
             assert hit.highlights
@@ -397,7 +339,7 @@ def test_snippet_offsets_can_be_left_out(tmp_path: Path) -> None:
     plain = pack_records(records, None, use_cache=False, snippet_offsets=False).data
     full = pack_records(records, None, use_cache=False).data
     assert plain is not None and full is not None and len(plain) < len(full)
-    assert "snippet.row" not in format.read_header(plain).arrays
+    assert "snippet.where" not in format.read_header(plain).arrays
 
 
 def _best_window(matches: list[tuple[int, int, int]], budget: int) -> tuple[int, int]:
@@ -425,10 +367,10 @@ def test_the_sliding_window_picks_the_defined_window() -> None:
         assert _window(matches, budget) == _best_window(matches, budget), (matches, budget)
 
 
-def test_an_index_without_any_occurrence_reads_snippets(tmp_path: Path) -> None:
-    """M = 0 (every word a stop word or one letter): ``snippet.word`` is [0], not an error."""
+def test_an_index_without_any_indexed_word_reads_snippets(tmp_path: Path) -> None:
+    """P = 0 (every word a stop word or one letter): ``snippet.where`` is [0], not an error."""
     out = tmp_path / "none.scidx"
     pack_records([{"id": "a", "text": "x y the of"}], out, use_cache=False)
-    assert format.read_header(out.read_bytes()).arrays["snippet.word"].shape == (0,)
+    assert format.read_header(out.read_bytes()).arrays["snippet.where"].shape == (0,)
     with load(out) as idx:
         assert idx.chunk(0).snippet == "x y the of"

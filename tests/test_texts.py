@@ -68,11 +68,14 @@ def _damaged(edit: Any) -> TextStore:
 
 def test_a_declared_length_deflate_cannot_make_is_refused_without_allocating() -> None:
     def claim(a: dict[str, Any]) -> None:
+        a["text.len"] = a["text.len"].astype("<u4")
         a["text.len"][5] = (0xFFFFFFFF, 0xFFFFFFFF)
 
     store = _damaged(claim)
     with pytest.raises(CorruptIndexError, match="chunk 5 is 8589934590 bytes, more than"):
         store.text(5)
+    with pytest.raises(CorruptIndexError, match="chunk 5 is 8589934590 bytes, more than"):
+        store.prefix(5, 10)  # a snippet's partial read is bounded the same way
     store.text(4)  # the other records still read
 
 
@@ -90,19 +93,54 @@ def test_a_zlib_bomb_inflates_no_further_than_declared() -> None:
 
 
 @pytest.mark.parametrize(
-    ("edit", "message"),
+    ("edit", "read", "message"),
     [
-        (lambda a: a["text.ptr"].__setitem__(3, 10**9), "out of order or past `text.data`"),
-        (lambda a: a["text.len"].__setitem__((3, 0), 1), "does not inflate to the"),
-        (lambda a: a["text.data"].__setitem__(slice(None), 0xFF), "bad stream|does not inflate"),
+        (lambda a: a["text.ptr"].__setitem__(3, 10**9), "plain", "out of order or past"),
+        # The Markdown follows the clean text: a clean text read stops before it.
+        (lambda a: a["text.len"].__setitem__((3, 0), 1), "text", "does not inflate to the"),
+        (lambda a: a["text.len"].__setitem__((3, 1), 60000), "plain", "fewer bytes than the"),
+        (lambda a: a["text.data"].__setitem__(slice(None), 0xFF), "plain", "bad stream|fewer"),
     ],
 )
-def test_damaged_records_are_corrupt_index_errors(edit: Any, message: str) -> None:
+def test_damaged_records_are_corrupt_index_errors(edit: Any, read: str, message: str) -> None:
     store = _damaged(edit)
     with pytest.raises(CorruptIndexError, match=message):
-        store.plain(3)
+        getattr(store, read)(3)
     with pytest.raises(CorruptIndexError):
         store.validate_all()
+
+
+def test_records_hold_the_clean_text_first_and_a_snippet_reads_only_that() -> None:
+    texts, plains = _texts(20, 3), _texts(20, 4)
+    arrays = encode_texts(texts, plains)
+    store = _store(arrays)
+    record = store.record(7)
+    assert record.startswith(plains[7].encode()) and record.endswith(texts[7].encode())
+    assert store.plain(7) == plains[7] and store.text(7) == texts[7]
+    assert store.prefix(8, 5) == plains[8].encode()[:5]
+    assert store.prefix(8, 10**6) == plains[8].encode()
+    assert store.clean_size(8) == len(plains[8].encode())
+    # A stream cut after the clean text: the clean text still reads, the Markdown is corrupt.
+    z = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY)
+    stream = z.compress(b"clean words") + z.flush(zlib.Z_SYNC_FLUSH)
+    cut = TextStore(
+        np.zeros(0, "<u1"),
+        np.array([0, len(stream)], "<u4"),
+        np.frombuffer(stream, "<u1"),
+        np.array([[9, 11]], "<u2"),
+    )
+    assert cut.plain(0) == "clean words"
+    with pytest.raises(CorruptIndexError, match="does not inflate to the 20 bytes"):
+        cut.text(0)
+
+
+def test_pointers_and_lengths_are_as_narrow_as_they_fit() -> None:
+    small = encode_texts(["a" * 10, "b"], None)
+    assert small["text.ptr"].dtype == np.dtype("<u4")
+    assert small["text.len"].dtype == np.dtype("<u2")
+    wide = encode_texts(["x" * 70000, "b"], ["y", "b"])
+    assert wide["text.len"].dtype == np.dtype("<u4")
+    assert _store(wide).text(0) == "x" * 70000
 
 
 def test_trailing_bytes_and_bad_utf8_are_refused() -> None:
@@ -123,7 +161,9 @@ def test_trailing_bytes_and_bad_utf8_are_refused() -> None:
     ("name", "value", "message"),
     [
         ("text.dict", np.zeros(DICT_BYTES + 1, "<u1"), "at most 32768 bytes"),
-        ("text.len", np.zeros((len(DOCS), 3), "<u4"), "expected <u4"),
+        ("text.len", np.zeros((len(DOCS), 3), "<u4"), "expected <u2 or <u4"),
+        ("text.len", np.zeros((len(DOCS), 1), "<u8"), "has dtype <u8, expected <u2"),
+        ("text.ptr", np.zeros(len(DOCS) + 1, "<u2"), "has dtype <u2, expected <u4"),
         ("text.ptr", np.zeros(len(DOCS) + 1, "<u8"), "runs from 0 to 0, expected 0 to"),
     ],
 )

@@ -19,7 +19,7 @@ from scidx.embed.hashing import HashingEmbedder, embedding_text
 from scidx.index import bm25, format, offsets
 from scidx.index.postings import decode_runs
 from scidx.index.texts import encode_texts
-from scidx.pack.arrays import build_offset_arrays, offsets_block
+from scidx.pack.arrays import snippet_arrays, where_block
 
 __all__ = [
     "BUILT",
@@ -120,7 +120,8 @@ def build_arrays(
         "counts": {"chunks": len(records), "sources": len(sources)},
     }
     if snippet_offsets:  # so the damage tests below reach these arrays too
-        arrays.update(build_offset_arrays([offsets_block(texts)]))
+        posted = bm25.BM25Arrays.of(arrays, bm_meta)
+        arrays.update(snippet_arrays([where_block(texts)], posted, len(records)))
         meta["snippets"] = {"offsets": offsets.OFFSETS_VERSION}
     return arrays, meta
 

@@ -19,7 +19,7 @@ from scidx.index.vectors import VectorStore
 from scidx.index.windows import Windows
 
 if TYPE_CHECKING:
-    from scidx.index.offsets import SnippetOffsets
+    from scidx.index.offsets import SnippetHints
 
 __all__ = ["Corpus", "StringLookup"]
 
@@ -69,9 +69,9 @@ class Corpus:
     store: VectorStore | None = None
     chunk_plain: StringLookup | None = None
     source_root: str | None = None
-    #: The ``snippet.*`` arrays (``row``, ``word``, ``gap``, ``len``, ``flat``) and
-    #: ``meta.snippets``, checked in O(1) at load; None when the index has none. Read through
-    #: :attr:`offsets`.
+    #: The ``snippet.where`` array (or None), the ``snippet.needle`` table (or None) and
+    #: ``meta.snippets``, checked in O(1) at load; None when the index has none of them. Read
+    #: through :attr:`hints`.
     snippet_arrays: tuple[Any, ...] | None = None
     #: ``source.page``: each source's published page path, decided at pack time (FORMAT.md
     #: §2.3); None when the index has none (URLs then come from the source path alone).
@@ -82,19 +82,23 @@ class Corpus:
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
-    def offsets(self) -> SnippetOffsets | None:
-        """Where each chunk's indexed words are (``snippet.*``), for snippets.
+    def hints(self) -> SnippetHints | None:
+        """Where each chunk's query words are (``snippet.*``, FORMAT.md §2.8), for snippets.
 
         Made on first use, so a process that shows no snippet never imports the module; None
-        when the index has no offsets, or offsets of a version this reader does not know.
+        when the index has no hints, or hints of a version this reader does not know.
         """
         readers = self._readers
-        if "offsets" not in readers:
-            from scidx.index.offsets import open_offsets
+        if "hints" not in readers:
+            from scidx.index.offsets import open_hints
 
             found = self.snippet_arrays
-            readers["offsets"] = open_offsets(*found) if found is not None else None
-        reader: SnippetOffsets | None = readers["offsets"]
+            hints = None
+            if found is not None:
+                where, needles, meta = found
+                hints = open_hints(where, needles, meta, self.bm25)
+            readers["hints"] = hints
+        reader: SnippetHints | None = readers["hints"]
         return reader
 
     def pages(self, rows: Sequence[int]) -> list[str] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from scidx.tokenize import run_terms
 
@@ -25,8 +26,15 @@ __all__ = [
     "Snippet",
     "build_snippet",
     "flatten",
+    "fold",
     "highlight_html",
-    "snippet_from_offsets",
+    "needle",
+    "Part",
+    "part_of",
+    "scan",
+    "snippet_of_part",
+    "snippets_of_parts",
+    "whole_part",
     "strip_code",
 ]
 
@@ -37,9 +45,6 @@ CODE_START = "\x02"
 CODE_END = "\x03"
 
 _MARKERS = re.compile("[\x02\x03]")
-# The stored length of a word of 255 or more characters (scidx.index.offsets.LONG_WORD): the
-# run is measured in the text.
-_LONG_WORD = 255
 _WORD = re.compile(r"\w+")
 # Control characters never belong in a snippet (a raw-text index may still hold them).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -108,67 +113,96 @@ def flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(out), code
 
 
-def _needles(terms: frozenset[str]) -> tuple[str, ...]:
-    # A stem is (nearly) a prefix of the words it comes from; y→i stems ("happi") also look
-    # for the y form. Prefixes only find candidates: the tokenizer decides.
-    found = _NEEDLES.get(terms)
-    if found is None:
-        out: set[str] = set()
-        for t in terms:
-            out.add(t)
-            if t.endswith("i") and len(t) > 2:
-                out.add(t[:-1] + "y")
-        found = tuple(sorted(out))
-        if len(_NEEDLES) >= _CACHE_SIZE:
-            _NEEDLES.clear()
-        _NEEDLES[terms] = found
-    return found
+def fold(text: str) -> str:
+    """``text`` lowered code point by code point, the same length, final sigma as sigma.
 
-
-# Memo shared by every snippet: query terms -> needles. Bounded by count, cleared when full: a
-# hostile text cannot grow it without limit (a word's terms are memoised by run_terms).
-_CACHE_SIZE = 65536
-_NEEDLES: dict[frozenset[str], tuple[str, ...]] = {}
-
-
-def _matches(flat: str, terms: Sequence[str]) -> list[tuple[int, int, str]]:
-    """``(start, end, term)`` of every word of ``flat`` whose tokenizer terms include a query term.
-
-    Candidates are the ``\\w+`` runs holding a query stem at a word or ``_`` boundary (a
-    substring scan, cheap); each is then tokenized as the index was, so only true matches stay
-    ("art" does not mark "article").
+    What needles are looked for in. ``str.lower`` maps a few characters to two ("İ"); such a
+    text is lowered one character at a time, keeping those characters, so offsets into the
+    folded text are offsets into ``text``. The final sigma ("ς") depends on the characters
+    around it, so it is made "σ" whatever they are.
     """
-    wanted = frozenset(t for t in terms if t)
-    if not wanted or not flat:
+    low = text.lower()
+    if len(low) != len(text):
+        low = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+    return low.replace("ς", "σ") if "ς" in low else low
+
+
+def needle(term: str) -> str:
+    """The needle every term has: the term minus its last letter (whole when 2 or shorter).
+
+    A Snowball stem minus its last letter is a prefix of nearly every word it comes from
+    ("dos" finds "dosing" for "dose", "happ" "happy" for "happi"); the packer stores the
+    others (``snippet.needle``). An identifier term (``max_chunk_chars``) is looked for by its
+    first part's needle.
+    """
+    if "_" in term:
+        term = next((p for p in term.split("_") if p), term)
+    return term[:-1] if len(term) > 2 else term
+
+
+def _cover(flat: str, a: int, b: int) -> tuple[int, int]:
+    """``[a, b)`` widened to whole space-separated tokens (a ``\\w+`` run never holds a space).
+
+    Scans of such spans never split a run, and spans made this way either nest or meet at a
+    token boundary, so scanning two of them never finds a run twice.
+    """
+    size = len(flat)
+    a = 0 if a <= 0 else size if a >= size else flat.rfind(" ", 0, a) + 1
+    if b >= size:
+        b = size
+    elif b > a:
+        cut = flat.find(" ", b - 1)
+        b = size if cut == -1 else cut + 1
+    else:
+        b = a
+    return a, b
+
+
+def scan(
+    flat: str,
+    a: int,
+    b: int,
+    needles: Iterable[str],
+    wanted: frozenset[str],
+) -> list[tuple[int, int, str]]:
+    """``(start, end, term)`` of every run starting in ``flat[a:b]`` that makes a query term.
+
+    ``a`` and ``b`` are token boundaries (:func:`_cover`). Candidates are the places where a
+    needle starts a word (or follows an ``_`` inside one) in the folded text
+    (:func:`fold`); each candidate run is then tokenized as the index was,
+    so only true matches stay ("art" does not mark "article"), each with the first of its terms
+    that is a query term. With every needle of every wanted term
+    (:meth:`scidx.index.offsets.SnippetHints.needles`) that is every such run.
+    """
+    if a >= b or not wanted:
         return []
-    lower = flat.lower()
-    if len(lower) != len(flat):  # a rare character changes length when lowered
-        lower = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in flat)
+    piece = fold(flat[a:b])
     starts: list[int] = []
     add = starts.append
-    find = lower.find
-    # One scan of the text per needle; the work per occurrence is kept to a few operations.
-    for needle in _needles(wanted):
-        pos = find(needle)
+    find = piece.find
+    # One scan of the piece per needle; the work per occurrence is kept to a few operations.
+    for needle in needles:
+        pos = find(needle) if needle else -1
         while pos != -1:
-            prev = lower[pos - 1] if pos else " "
-            if not prev.isalnum():  # the needle starts a word, or follows an "_" inside one
-                add(_word_start(lower, pos) if prev == "_" else pos)
+            if not pos:
+                add(0)
+            else:
+                prev = piece[pos - 1]
+                if not prev.isalnum():  # the needle starts a word, or follows an "_" in one
+                    add(_word_start(piece, pos) if prev == "_" else pos)
             pos = find(needle, pos + 1)
+    if not starts:
+        return []
     out: list[tuple[int, int, str]] = []
     word_at = _WORD.match
-    verdicts: dict[str, str | None] = {}
-    for start in sorted(set(starts)):
-        run = word_at(flat, start)
+    for start in sorted(set(starts)) if len(starts) > 1 else starts:
+        run = word_at(flat, a + start)
         if run is None:
             continue
-        word = run.group()
-        if word in verdicts:
-            term = verdicts[word]
-        else:
-            term = verdicts[word] = next((t for t in run_terms(word) if t in wanted), None)
-        if term is not None:
-            out.append((start, run.end(), term))
+        for term in run_terms(run.group()):
+            if term in wanted:  # the run's first query term counts
+                out.append((a + start, run.end(), term))
+                break
     return out
 
 
@@ -263,146 +297,98 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
         >>> [s.text[a:b] for a, b in s.highlights]
         ['Reading', 'file', 'read_to_string']
     """
+    wanted = frozenset(t for t in terms if t)
+    needles = sorted({needle(t) for t in wanted})
+    return snippets_of_parts([whole_part(text)], needles, wanted, limit)[0]
+
+
+class Part(NamedTuple):
+    """A flat text a snippet is cut from: a whole text, or a part of one (:func:`part_of`)."""
+
+    flat: str
+    code: list[tuple[int, int]]
+    lead: bool  # text was left out before it ("…")
+    tail: bool  # and after it
+    whole: bool
+
+
+def whole_part(text: str) -> Part:
+    """The :class:`Part` of a whole text (flattened)."""
     flat, code = flatten(text)
-    return _assemble(flat, code, _matches(flat, terms), limit)
+    return Part(flat, code, False, False, True)
 
 
-def snippet_from_offsets(
-    text: str,
-    is_flat: bool,
-    matches: list[tuple[int, int, int]] | None,
-    spans: Sequence[int],
-    which: Sequence[int],
-    terms: Sequence[str],
-    limit: int = 240,
-) -> Snippet | None:
-    """:func:`build_snippet` from candidate words the index stored (:mod:`scidx.index.offsets`).
+def part_of(data: bytes, lo: int, hi: int, total: int, limit: int) -> Part | None:
+    """The part of a clean text a snippet of ``limit`` characters is cut from, bytes ``[lo, hi)``.
 
-    Candidate ``k`` is the word at ``spans[k] >> 8`` (an offset into the flat text) of
-    ``spans[k] & 255`` characters (255: "255 or more", the ``\\w+`` run is measured) that may
-    make query term ``terms[which[k]]``; ascending by start, a run's terms in the run's order.
-    ``matches`` is the same as ``(start, end, which)`` triples when every run has one
-    candidate (``spans`` then lists the indexes into ``matches`` of the words of 255 or more
-    characters, whose ends are measured); else it is None, and ``spans`` and ``which`` are
-    read instead.
-    The marks are exactly the words whose tokenizer terms include a query term (the first
-    such term of a run counting), so with the same words found the result equals
-    :func:`build_snippet`'s. ``is_flat`` says ``text`` is its own flat text.
+    ``data`` is the text's first bytes (``total`` in all); ``[lo, hi)`` is where the index says
+    the query terms are (:func:`scidx.index.offsets.region`). The part runs from the first token
+    boundary (ASCII whitespace or a code marker) at or after ``lo`` to the first at or after
+    ``hi``, flattened (in code when the last code marker before it opens a block).
 
-    A 16-bit key can belong to two terms, so candidates are checked with the tokenizer
-    (memoised per word). The ones the snippet shows are checked first: when they all hold,
-    the window is the right one, because a false candidate elsewhere can only have raised the
-    score of another window, which still lost. Otherwise every candidate is checked.
-
-    Returns None when the stored data does not fit ``text`` (a corrupt index): the caller then
-    scans.
+    Returns None when ``data`` ends before the part does, or when the part (not the whole
+    text) flattens to fewer characters than the snippet shows: the caller then reads more, or
+    uses the whole text.
     """
-    code: list[tuple[int, int]] = []
-    if is_flat:
-        flat = text
-    else:
-        flat, code = flatten(text)
-    if matches is None:
-        # The careful path: every candidate checked, a run's first true query term counting.
-        found = _checked(flat, spans, which, terms)
+    size = len(data)
+    start = min(max(lo, 0), size)
+    if start and not _BOUNDARY.match(data, start - 1):  # never from inside a word
+        found = _BOUNDARY.search(data, start)
+        start = found.start() if found is not None else size
+    stop = min(max(hi, start), size)
+    if stop < total:
+        found = _BOUNDARY.search(data, stop)
         if found is None:
-            return None
-        matches = found
-    elif spans:  # words of 255+ characters: their ends are measured in the text
-        matches = matches.copy()
-        for k in spans:
-            a, _, term = matches[k]
-            run = _WORD.match(flat, a)
-            matches[k] = (a, run.end() if run is not None else a + _LONG_WORD, term)
-    # A stored end past the text needs no check here: slicing stops at the text's end, so
-    # such a word fails the tokenizer check or is marked only up to the end of the text.
-    frame = _frame(flat, matches, limit)
-    snippet = _render_checked(flat, code, matches, frame, terms)
-    if snippet is None:  # a shown candidate is another term's word: check them all
-        found = [m for m in matches if _makes(flat, m, terms)]  # one candidate per run here
-        snippet = _render(flat, code, found, _frame(flat, found, limit))
-    if is_flat and (not snippet.text.isprintable() or "  " in snippet.text):
-        return None  # the index said the text was flat, and it is not: let the scan flatten it
-    return snippet
+            return None  # the part's last word goes on past what was read
+        stop = found.start()
+    in_code = data.rfind(b"\x02", 0, start) > data.rfind(b"\x03", 0, start)
+    piece = data[start:stop].decode("utf-8", "ignore")  # a forged cut only loses a character
+    flat, code = flatten(CODE_START + piece if in_code else piece)
+    whole = not start and stop >= total
+    if not whole and len(flat) < limit - 2:
+        return None  # much whitespace (indented code) or a forged byte: the whole text
+    return Part(flat, code, start > 0, stop < total, whole)
 
 
-def _render_checked(
-    flat: str,
-    code: list[tuple[int, int]],
-    matches: list[tuple[int, int, int]],
-    frame: _Frame,
-    terms: Sequence[str],
-) -> Snippet | None:
-    """:func:`_render`, checking the candidates shown or choosing the window (None: one fails).
+def snippets_of_parts(
+    parts: Sequence[Part], needles: Iterable[str], wanted: frozenset[str], limit: int = 240
+) -> list[Snippet]:
+    """The snippet of each part: its best window (as :func:`build_snippet`), its marks.
 
-    The window's own matches can lie partly outside the text shown (the frame is cut to whole
-    words), so they are checked too: a false one there chose the window.
+    The parts of a page of hits are scanned as one text (one pass per needle for them all).
+    ``needles`` must include every needle of the ``wanted`` terms
+    (:meth:`scidx.index.offsets.SnippetHints.needles`): the marks are then exactly the words
+    whose tokenizer terms include a query term.
     """
-    start, end, cut, lo, hi = frame
-    first, last = (min(start, lo), max(end, hi)) if lo < hi else (start, end)
-    lead = "…" if cut and start > 0 else ""
-    move = len(lead) - start
-    marks = []
-    for a, b, k in matches:
-        if b <= first:
-            continue
-        if a >= last:
-            break  # ascending: the rest are after the frame and the window
-        if terms[k] not in run_terms(flat[a:b]):
-            return None
-        if a < end and b > start:
-            marks.append(
-                (a + move if a > start else start + move, b + move if b < end else end + move)
-            )
-    tail = "…" if cut and end < len(flat) else ""
-    return _snippet(
-        lead + flat[start:end] + tail,
-        tuple(marks),
-        _clip(code, start, end, len(lead)) if code else (),
-    )
-
-
-def _makes(flat: str, match: tuple[int, int, int], terms: Sequence[str]) -> bool:
-    """Whether the word of ``match`` makes its query term (the tokenizer decides)."""
-    return terms[match[2]] in run_terms(flat[match[0] : match[1]])
-
-
-def _checked(
-    flat: str, spans: Sequence[int], which: Sequence[int], terms: Sequence[str]
-) -> list[tuple[int, int, int]] | None:
-    """Every candidate run checked with the tokenizer; a run's first query term counts.
-
-    A stored candidate only says "this run may make a query term": the tokenizer decides which
-    (the first of the run's terms that is a query term), so keys shared by two query terms
-    or by a query term and another term never change a mark. None when the candidates are out
-    of order or past the text (not what the packer writes).
-    """
-    wanted: dict[str, int] = {}
-    for k, t in enumerate(terms):
-        if t and t not in wanted:
-            wanted[t] = k
-    out: list[tuple[int, int, int]] = []
-    size = len(flat)
-    prev = -1
-    for span in spans:
-        start = span >> 8
-        if start < prev:
-            return None
-        if start == prev:
-            continue  # another candidate of the same run
-        prev = start
-        length = span & 255
-        if length == _LONG_WORD:
-            run = _WORD.match(flat, start)
-            end = run.end() if run is not None else start + length
-        else:
-            end = start + length
-        if end > size:
-            return None
-        made = next((wanted[t] for t in run_terms(flat[start:end]) if t in wanted), None)
-        if made is not None:
-            out.append((start, end, made))
+    joined = parts[0].flat if len(parts) == 1 else "\n".join(p.flat for p in parts)
+    matches = scan(joined, 0, len(joined), needles, wanted)
+    out: list[Snippet] = []
+    k, count, base = 0, len(matches), 0
+    for part in parts:
+        flat = part.flat
+        end = base + len(flat)
+        mine: list[tuple[int, int, str]] = []
+        while k < count and matches[k][0] < end:
+            a, b, term = matches[k]
+            mine.append((a - base, b - base, term))
+            k += 1
+        base = end + 1
+        out.append(snippet_of_part(part, mine, limit))
     return out
+
+
+def snippet_of_part(part: Part, matches: Sequence[_Match], limit: int) -> Snippet:
+    """The snippet of ``part`` given its matches (ascending): its best window, marked."""
+    flat = part.flat
+    first, last, cut, _, _ = _frame(flat, matches, limit, whole=part.whole)
+    lead = "…" if part.lead or (cut and first > 0) else ""
+    tail = "…" if part.tail or (cut and last < len(flat)) else ""
+    return _render_part(flat, part.code, matches, first, last, lead, tail)
+
+
+# A byte of whitespace (ASCII: what flatten collapses) or a code marker: tokens end there.
+_BOUNDARY = re.compile(rb"[\s\x02\x03]")
+_BOUNDARY_BYTES = (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c", b"\x02", b"\x03")
 
 
 # (start, end, term): the term is a string from the scan, an index from the stored offsets.
@@ -421,9 +407,13 @@ def _assemble(
 _Frame = tuple[int, int, bool, int, int]
 
 
-def _frame(flat: str, matches: Sequence[_Match], limit: int) -> _Frame:
-    """The part of ``flat`` the snippet shows, and the span of the matches that chose it."""
-    if len(flat) <= limit:
+def _frame(flat: str, matches: Sequence[_Match], limit: int, *, whole: bool = True) -> _Frame:
+    """The part of ``flat`` the snippet shows, and the span of the matches that chose it.
+
+    ``whole`` False: ``flat`` is a part of a longer text, shown with "…" on both sides, so
+    only ``limit - 2`` characters fit however short it is.
+    """
+    if len(flat) <= (limit if whole else limit - 2):
         return 0, len(flat), False, 0, 0
     if limit < 8:  # too short for ellipses and whole words to make sense
         return 0, limit, False, 0, 0
@@ -452,6 +442,19 @@ def _render(
     start, end, cut = frame[:3]
     lead = "…" if cut and start > 0 else ""
     tail = "…" if cut and end < len(flat) else ""
+    return _render_part(flat, code, matches, start, end, lead, tail)
+
+
+def _render_part(
+    flat: str,
+    code: list[tuple[int, int]],
+    matches: Sequence[_Match],
+    start: int,
+    end: int,
+    lead: str,
+    tail: str,
+) -> Snippet:
+    """The :class:`Snippet` ``lead + flat[start:end] + tail``, with its marks and code."""
     move = len(lead) - start
     marks = []
     for a, b, _ in matches:

@@ -19,8 +19,9 @@ from scidx.errors import CorruptIndexError, ScidxError
 if TYPE_CHECKING:
     from scidx.index.bm25 import PostingLookup
     from scidx.index.corpus import Corpus
-    from scidx.index.highlight import Snippet
-    from scidx.index.offsets import RowMatches
+    from scidx.index.highlight import Part, Snippet
+    from scidx.index.offsets import SnippetHints
+    from scidx.index.texts import TextStore
     from scidx.index.urls import UrlRenderer
 
 __all__ = ["DEFAULT_SNIPPET_CHARS", "PAGE_FIELDS", "Hit", "HitRenderer"]
@@ -108,32 +109,20 @@ class Hit:
     def _snippet(self) -> Snippet:
         state = self.__dict__
         lazy = state.get("_lazy")
+        page = state.get("_page")
+        if page is not None and self.query_terms:
+            # Every snippet of the page at once: one look at the postings, one file check.
+            page.snippets(self.snippet_chars)
+            made: Snippet | None = state.get("snippet_parts")
+            if made is not None:
+                return made
         if lazy is not None and lazy.check is not None:
-            lazy.check()  # the snippet reads the text and the offsets from the file
+            lazy.check()  # the snippet reads the text from the file
         if lazy is not None and "plain" not in state and "text" not in state:
             body = lazy.corpus.plain(state["_row"])  # one read, without filling two fields
         else:
             body = self.plain if self.plain is not None else self.text
-        terms = self.query_terms
-        page = state.get("_page")
-        if page is not None and terms:
-            row = self.__dict__["_row"]
-            found = page.matches(row)
-            if found is not None:
-                # The index says where this chunk's words are: no scan of the text.
-                snippet: Snippet | None = _highlight().snippet_from_offsets(
-                    body,
-                    found.is_flat,
-                    found.matches,
-                    found.spans,
-                    found.terms,
-                    page.distinct,
-                    self.snippet_chars,
-                )
-                if snippet is not None:
-                    return snippet
-            terms = page.present(row)
-        scanned: Snippet = _highlight().build_snippet(body, terms, self.snippet_chars)
+        scanned: Snippet = _highlight().build_snippet(body, self.query_terms, self.snippet_chars)
         return scanned
 
     @property
@@ -223,65 +212,149 @@ class _Page:
 
     A word can only match a query term that the chunk's BM25 postings hold (the postings were
     made from the same clean text by the same tokenizer), so a snippet looks for those terms
-    alone. With the index's snippet offsets (:mod:`scidx.index.offsets`) the words themselves
-    are looked up, and the text is not scanned at all. Worked out for every row of the page at
-    once, when the first snippet is read.
+    alone; the index's ``snippet.where`` byte of each such posting says which eighths of the
+    text hold the term (:mod:`scidx.index.offsets`), so only that part is scanned for the
+    window. Worked out for every live hit of the page at once, when the first snippet is read.
     """
 
-    __slots__ = ("_matches", "_present", "corpus", "distinct", "postings", "rows", "terms")
+    __slots__ = ("corpus", "done", "hits", "postings", "renderer", "rows", "terms")
 
     def __init__(
         self,
         rows: Sequence[int],
         terms: tuple[str, ...],
         postings: PostingLookup,
-        corpus: Corpus | None = None,
+        renderer: HitRenderer,
+        hits: list[weakref.ref[Hit]],
     ):
         self.rows = rows
         self.terms = terms
         self.postings = postings
-        self.corpus = corpus  # its snippet offsets are looked up when a snippet is read
-        self._present: dict[int, tuple[str, ...]] | None = None
-        self._matches: dict[int, RowMatches] | None = None
-        self.distinct: tuple[str, ...] = ()  # "" and the terms the stored matches index into
+        self.renderer = renderer
+        self.corpus = renderer.corpus
+        self.hits = hits  # weakly held: a hit must not keep its page's others alive
+        self.done = False
 
-    def present(self, row: int) -> tuple[str, ...]:
-        """The query terms that chunk ``row`` contains (all of them if that cannot be told)."""
-        present = self._present
-        if present is None:
-            present = self._present = self._compute()
-        return present.get(row, self.terms)
+    def snippets(self, chars: int) -> None:
+        """Give every live hit of the page without one its snippet (``snippet_parts``).
 
-    def matches(self, row: int) -> RowMatches | None:
-        """Chunk ``row``'s stored candidate words for the query terms, or None: scan it."""
-        found = self._matches
-        if found is None:
-            found = {}
-            offsets = self.corpus.offsets if self.corpus is not None else None
-            if offsets is not None:
-                distinct = tuple(dict.fromkeys(t for t in self.terms if t))
-                self.distinct = ("", *distinct)  # the stored matches count terms from 1
-                found = offsets.page(self.rows, distinct)
-            self._matches = found
-        return found.get(row)
+        A hit whose text cannot be read is left without: its own read then raises.
 
-    def _compute(self) -> dict[int, tuple[str, ...]]:
-        rows = np.asarray(self.rows, dtype=np.int64)
-        found: dict[int, list[str]] = {int(r): [] for r in rows}
-        for term in dict.fromkeys(self.terms):
+        Raises:
+            CorruptIndexError: The mapped file was changed in place since it was loaded.
+        """
+        if self.done:
+            return
+        self.done = True
+        renderer, corpus = self.renderer, self.corpus
+        if renderer.check is not None:
+            renderer.check()
+        todo = []
+        for ref in self.hits:
+            hit = ref()
+            if hit is not None:
+                state = hit.__dict__
+                if "snippet_parts" not in state and state.get("snippet_chars") == chars:
+                    todo.append(state)
+        if not todo:
+            return
+        terms = tuple(dict.fromkeys(t for t in self.terms if t))
+        hints = corpus.hints
+        needles_of = hints.needles if hints is not None else _default_needles
+        needles = tuple(sorted({n for t in terms for n in needles_of(t)}))
+        wanted = frozenset(terms)
+        rows = [state["_row"] for state in todo]
+        store: TextStore | None = getattr(corpus.chunk_text, "store", None)
+        parts: list[tuple[int, int] | None] = [None] * len(todo)
+        sizes: list[int] = []
+        if hints is not None and hints.has_where and store is not None and chars >= 8:
+            sizes = [store.clean_size(row) for row in rows]
+            parts = self._regions(hints, rows, sizes, terms, chars - 2)
+        hl = _highlight()
+        ready: list[dict[str, Any]] = []
+        texts: list[Part] = []
+        for i, state in enumerate(todo):
             try:
-                postings = self.postings.postings([term])
+                part, made = parts[i], None
+                if part is not None and store is not None:
+                    made = _part(hl, store, rows[i], part, sizes[i], chars)
+                if made is None:  # no window hint, or the text is short: the whole text
+                    made = hl.whole_part(corpus.plain(rows[i]))
             except ScidxError:
-                return {}  # a corrupt run: look for every term (a snippet never raises)
-            if not postings:
-                continue  # no chunk has the term
-            docs = postings[0][0]
-            at = docs.searchsorted(rows)
-            hit = at < docs.shape[0]
-            hit[hit] = docs[at[hit]] == rows[hit]
-            for r in rows[hit].tolist():
-                found[r].append(term)
-        return {r: tuple(t) for r, t in found.items()}
+                continue  # this hit's own read raises
+            ready.append(state)
+            texts.append(made)
+        if texts:
+            made_all = hl.snippets_of_parts(texts, needles, wanted, chars)
+            for state, snippet in zip(ready, made_all, strict=True):
+                state["snippet_parts"] = snippet
+
+    def _regions(
+        self,
+        hints: SnippetHints,
+        rows: list[int],
+        sizes: list[int],
+        terms: tuple[str, ...],
+        budget: int,
+    ) -> list[tuple[int, int] | None]:
+        """Each row's part to show, from its postings' ``snippet.where`` bytes (None: all).
+
+        Rows whose postings cannot be read (a corrupt run) get None (the whole text).
+        """
+        at = np.asarray(rows, dtype=np.int64)
+        posts = np.empty((len(terms), at.shape[0]), dtype=np.int64)
+        ok = np.zeros(posts.shape, dtype=bool)
+        begins = np.zeros((len(terms), 1), dtype=np.int64)
+        lookup, start = self.postings.postings, hints.start
+        typed: dict[Any, Any] = {}
+        for i, term in enumerate(terms):
+            try:
+                found = lookup([term])
+            except ScidxError:
+                return [None] * len(rows)
+            begin = start(term)
+            if not found or begin < 0:
+                continue  # no chunk has the term (its row of `ok` stays False)
+            docs = found[0][0]
+            # Rows in the postings' own dtype: a mixed-type search would convert all of them.
+            mine = typed.get(docs.dtype)
+            if mine is None:
+                mine = typed[docs.dtype] = at.astype(docs.dtype)
+            pos = posts[i] = docs.searchsorted(mine)
+            np.equal(docs.take(pos, mode="clip"), mine, out=ok[i])
+            begins[i] = begin
+        posts += begins
+        posts[~ok] = -1
+        return hints.regions(posts, sizes, budget)
+
+
+def _part(
+    hl: Any, store: TextStore, row: int, part: tuple[int, int], total: int, chars: int
+) -> Part | None:
+    """The text of chunk ``row``'s bytes ``part``, inflating only up to there.
+
+    See :func:`~scidx.index.highlight.part_of`. None when it does not fill the snippet (the
+    caller uses the whole text).
+    """
+    want = part[1] + 64  # and the rest of the last word
+    while True:
+        data = store.prefix(row, want)
+        made: Part | None = hl.part_of(data, *part, total, chars)
+        if made is not None or len(data) >= total:
+            return made
+        want = total  # a long last word, or much whitespace: read the text
+
+
+def _default_needles(term: str) -> tuple[str, ...]:
+    return (_highlight().needle(term),)
+
+
+@functools.cache
+def _offsets() -> Any:
+    """:mod:`scidx.index.offsets`, imported by the first snippet."""
+    from scidx.index import offsets
+
+    return offsets
 
 
 class HitRenderer:
@@ -324,12 +397,16 @@ class HitRenderer:
             c.check_sources()  # once: every later source row read is in range
             self._sources_checked = True
         terms = tuple(terms)
-        page = _Page(rows, terms, self.postings, c) if terms and self.postings is not None else None
+        fields = _FieldPage(rows)
+        refs = fields.hits
+        page = (
+            _Page(rows, terms, self.postings, self, refs)
+            if terms and self.postings is not None
+            else None
+        )
         new = object.__new__
         set_state = object.__setattr__  # Hit is frozen; its state is set in one step
         out = []
-        fields = _FieldPage(rows)
-        refs = fields.hits
         ref = weakref.ref
         for row, score in zip(rows, scores, strict=True):
             if not 0 <= row < n:

@@ -1,288 +1,275 @@
-"""Term offsets for snippets: where each indexed word of a chunk's text is, saved at pack time.
+"""Where a chunk's query words are, for snippets: a byte per posting and a table of needles.
 
-Lucene's highlighters read the offsets stored in its postings instead of re-analysing the text;
-this is the same idea, kept per chunk. For every chunk the packer records each ``\\w+`` run of
-its flattened snippet text (:func:`scidx.index.highlight.flatten`) that makes a term, with a
-key of that term, so reading a snippet needs no scan of the text: a page of hits looks up its
-rows' occurrences of the query terms in a few array operations (:class:`SnippetOffsets`).
-Exactly the words :func:`scidx.index.highlight.build_snippet` would mark: same runs, same
-tokenizer, same "first query term of the run" rule; a word whose stem is not a prefix of it
-("dying" for "die") is found here where the text scan can miss it.
+A snippet shows the best window of a chunk's flat text (:func:`scidx.index.highlight.flatten`)
+and marks every ``\\w+`` run whose tokenizer terms include a query term. Format 9 stores no
+position of any word. Instead:
 
-Arrays (see docs/FORMAT.md, "Snippet offsets"; all optional, as a group)::
+- ``snippet.where`` holds one byte per BM25 posting (in the postings' order): bit ``e``
+  is set when a run making the posting's term starts in the ``e``-th eighth of the chunk's
+  flat text (``start * 8 // len(flat) == e``). A page of hits picks, per hit, the window
+  overlapping the eighths that hold the most distinct query terms from these bytes
+  (:func:`window_start`), and only the window's text is scanned.
+- The scan looks for each query term's **needles** at word starts (after a non-alphanumeric
+  character, so also after ``_`` inside an identifier) in the folded text
+  (:func:`scidx.index.highlight.fold`), and the tokenizer confirms each candidate run.
+  :func:`~scidx.index.highlight.needle` gives every term one needle derived
+  from it (a Snowball stem minus its last letter is a prefix of nearly every word it comes
+  from: "dos" finds "dosing" for "dose"); ``snippet.needle`` lists the others the packer found
+  necessary (the folded run itself, e.g. "dying" for "die", "ﬁle" for "file"), so that every
+  run of the corpus that makes a term is found by one of the term's needles. The marks are
+  therefore exactly those of a tokenizer pass over the shown text.
 
-    snippet.row   <u8 [N+1]  chunk i's occurrences are [row[i], row[i+1])
-    snippet.word  <u2 [M]    the word's term key (1-65535; 0: a filler)
-    snippet.gap   <u1 [M]    its start minus the previous occurrence's start in the chunk (the
-                             first: minus 0); a filler only moves the start on
-    snippet.len   <u1 [M]    min(its length in code points, 255)
-    snippet.flat  <u1 [N]    bit 0: the chunk's text is already flat
+Every byte is only a hint: a forged ``snippet.where`` changes which part of the text is shown,
+and the shown part is always scanned in full, so its marks stay exact; a forged needle can
+only add candidates, which the tokenizer rejects. Measured on the Kubernetes docs: 0.64 MB for
+``snippet.where`` where format 5's four bytes per indexed word took 4.06 MB.
 
-Four bytes per occurrence (six in format 4.0's ``snippet.occ``, eight in format 2's): starts
-are rebuilt with one cumulative sum per page. A word that makes several terms has one
-occurrence per distinct term, in the order the tokenizer makes them (a gap of 0 after the
-first). A gap of more than 255 is preceded by filler occurrences of gap 255. A 16-bit key only
-finds candidates: two terms can share one, so the reader checks every word it shows with the
-tokenizer (a memoised lookup), which also makes a forged occurrence harmless: it can only mark
-a real word of the real text. (Three bytes, a 12-bit key and a 4-bit length, measured 8.5% of
-SciFact's hits showing another term's word and 8% of its rows on the careful path: slower.)
-
-The packer's side (:func:`scidx.pack.arrays.offsets_block`) writes them. Runtime module:
-numpy, xxhash and scidx runtime modules only.
+The packer's side is :func:`scidx.pack.arrays.where_block`. Runtime module: numpy and scidx
+runtime modules only.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from scidx.errors import CorruptIndexError
-from scidx.index.bm25 import term_hash
+from scidx.errors import CorruptIndexError, ScidxError
+from scidx.index.bm25 import BM25Arrays, term_hash
+from scidx.index.highlight import needle
 
 __all__ = [
-    "ARRAY_NAMES",
-    "IS_FLAT",
-    "LONG_WORD",
-    "MAX_GAP",
+    "EIGHTHS",
+    "NEEDLE_CHARS",
     "OFFSETS_VERSION",
-    "RowMatches",
-    "SnippetOffsets",
-    "open_offsets",
-    "word_key",
+    "SnippetHints",
+    "eighth",
+    "open_hints",
+    "region",
+    "regions",
+    "span_of",
 ]
 
 #: ``meta["snippets"]["offsets"]``: what the arrays mean. A reader that does not know the value
-#: ignores the arrays (its snippets scan), so a change here never gives wrong marks.
-OFFSETS_VERSION = "scidx-offsets-3"
+#: ignores them (its snippets scan the whole text), so a change here never gives wrong marks.
+OFFSETS_VERSION = "scidx-where-1"
 
-ARRAY_NAMES = ("snippet.flat", "snippet.gap", "snippet.len", "snippet.row", "snippet.word")
+EIGHTHS = 8
+"""The parts of a flat text one ``snippet.where`` byte tells apart (one bit each)."""
 
-IS_FLAT = 1
-"""``snippet.flat`` bit: the chunk's snippet text needs no flattening (it is its flat text)."""
+NEEDLE_CHARS = 32
+"""A stored needle is at most this many characters of the folded run (a prefix finds it)."""
 
-_KEYS_MAX = 65535
-"""An occurrence's key is ``term_hash(term) % 65535 + 1`` (0 marks a filler)."""
-LONG_WORD = 255
-"""The stored length of a word of 255 or more code points (the reader measures the run)."""
-MAX_GAP = 255
-"""The largest gap a ``snippet.gap`` byte holds; longer ones are made of fillers."""
-
-_REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
-# A page whose rows claim more occurrences than this in all is treated as corrupt (an honest
-# page holds its rows' words; this bounds the work a forged `snippet.row` can cause).
-_MAX_PAGE_OCCURRENCES = 1 << 22
-# Query terms a page looks up at once (a term's index + 1 is stored in a byte).
-_MAX_TERMS = 255
+# More stored needles than this are not read (an honest corpus has a few hundred at most;
+# this bounds what a forged table costs the first snippet).
+_MAX_NEEDLES = 1 << 20
+_SEP = "\x00"
 
 
-def word_key(term: str) -> int:
-    """The key of ``term`` in ``snippet.word`` (1-65535; memoised)."""
-    key = _KEYS.get(term)
-    if key is None:
-        if len(_KEYS) >= 4096:
-            _KEYS.clear()  # bounded; a dict op is atomic, so threads may share it
-        key = _KEYS[term] = term_hash(term) % _KEYS_MAX + 1
-    return key
+def eighth(start: int, length: int) -> int:
+    """The ``snippet.where`` bit of a run starting at ``start`` of a ``length``-long text."""
+    return start * EIGHTHS // length
 
 
-_KEYS: dict[str, int] = {}
-
-
-class RowMatches(NamedTuple):
-    """The stored candidates of one chunk for a query (see :meth:`SnippetOffsets.page`)."""
-
-    is_flat: bool
-    #: ``(start, end, k)`` of each candidate, its term ``("", *terms)[k]`` (k >= 1), or None
-    #: when the row needs the careful path (a run with several query-term candidates).
-    matches: list[tuple[int, int, int]] | None
-    #: ``matches`` None: start << 8 | length of each candidate (LONG_WORD: "255 or more");
-    #: else the indexes into ``matches`` of the words of 255 or more characters, whose stored
-    #: end is provisional (the reader measures the run).
-    spans: list[int]
-    terms: list[int]  # indexes into ``("", *terms)`` (when ``matches`` is None)
-
-
-def _odd_rows(starts: npt.NDArray[np.int64], cuts: list[int]) -> set[int]:
-    """The rows (indexes into ``cuts``) whose candidates need the careful path.
-
-    A row's candidates are ``[cuts[j - 1], cuts[j])``, their starts non-decreasing (sums of
-    bytes). The careful path is for a run with several query-term candidates (the same start
-    twice); one pass over the page finds them.
-    """
-    odd: set[int] = set()
-    # A start not above the one before it: a row's first candidate (the starts begin again)
-    # or one of those rows.
-    for p in (np.flatnonzero(starts[1:] <= starts[:-1]) + 1).tolist():
-        j = bisect_right(cuts, p)
-        if p != (cuts[j - 1] if j else 0):
-            odd.add(j)
-    return odd
-
-
-def _bytes_of(arr: npt.NDArray[Any], dtype: type[np.generic]) -> memoryview:
-    """A byte view of ``arr`` as native ``dtype`` (no copy for a mapped little-endian array)."""
-    native: Any = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
-    return memoryview(native).cast("B")
-
-
-class SnippetOffsets:
-    """The ``snippet.*`` arrays of an open index (O(1) checks at load; every read is checked).
+class SnippetHints:
+    """``snippet.where`` and ``snippet.needle`` of an open index (O(1) at load).
 
     Args:
-        row: ``snippet.row`` (``row[0] == 0`` and ``row[-1] == len(word)`` were checked by
-            the loader).
-        word: ``snippet.word``.
-        gap: ``snippet.gap`` (as long as ``word``).
-        length: ``snippet.len`` (as long as ``word``).
-        flat: ``snippet.flat``.
+        where: ``snippet.where`` (``<u1 [P]``), or None (the index has none: whole scans).
+        needles: ``snippet.needle`` (a string table: ``term NUL needle`` rows), or None.
+        bm25: The index's BM25 arrays (a posting's place is found from them).
     """
 
-    __slots__ = ("_flat", "_gap", "_len", "_ptr", "_word", "m", "n")
+    __slots__ = ("_bm25", "_firsts", "_needles", "_starts", "_table", "_where", "p")
 
-    def __init__(
-        self,
-        row: npt.NDArray[np.uint64],
-        word: npt.NDArray[np.uint16],
-        gap: npt.NDArray[np.uint8],
-        length: npt.NDArray[np.uint8],
-        flat: npt.NDArray[np.uint8],
-    ) -> None:
-        # Memoryviews: a page reads a few entries per row, where numpy's per-call cost
-        # would dominate; the occurrence runs are read as bytes and viewed once per page.
-        self._ptr = _bytes_of(row, np.uint64).cast("Q")
-        self._flat = _bytes_of(flat, np.uint8)
-        self._word = _bytes_of(word, np.uint16)
-        self._gap = _bytes_of(gap, np.uint8)
-        self._len = _bytes_of(length, np.uint8)
-        self.n = int(flat.shape[0])
-        self.m = int(gap.shape[0])
+    def __init__(self, where: npt.NDArray[np.uint8] | None, needles: Any, bm25: BM25Arrays) -> None:
+        self._where = where
+        self._table = needles
+        self._needles: dict[str, tuple[str, ...]] | None = None
+        self._bm25 = bm25
+        self._starts: dict[str, int] = {}
+        self._firsts: npt.NDArray[np.int64] | None = None
+        self.p = int(where.shape[0]) if where is not None else 0
+
+    @property
+    def has_where(self) -> bool:
+        """Whether the index stores ``snippet.where`` (else snippets scan the whole text)."""
+        return self._where is not None
 
     def verify(self, source: str) -> None:
-        """The full check behind ``verify=True``: ``snippet.row`` ascends, flags are known.
+        """The full check behind ``verify=True``: the lengths and the needle rows.
 
-        The occurrences themselves need no check: a snippet checks each word it shows.
+        One ``snippet.where`` byte per posting, and every ``snippet.needle`` row decodes (any
+        byte is a valid hint, so none is checked).
 
         Raises:
-            CorruptIndexError: Either array is out of order or holds an unknown value.
+            CorruptIndexError: ``snippet.where`` has another length, or a needle row is out
+                of bounds or not UTF-8.
         """
-        ptr = np.frombuffer(self._ptr, dtype=np.uint64)
-        if ptr.shape[0] > 1 and bool(np.any(ptr[1:] < ptr[:-1])):
-            raise CorruptIndexError(f"{source}: array `snippet.row` is not monotonic. {_REBUILD}")
-        flat = np.frombuffer(self._flat, dtype=np.uint8)
-        if flat.shape[0] and int(flat.max()) > IS_FLAT:
+        total = int(_first_postings(self._bm25)[-1])
+        if self._where is not None and self.p != total:
             raise CorruptIndexError(
-                f"{source}: array `snippet.flat` has a value other than 0 or 1. {_REBUILD}"
+                f"{source}: array `snippet.where` has {self.p} bytes, expected one per posting "
+                f"({total}). The file is truncated or corrupt; rebuild it with "
+                "`toolup-rag pack-docs`."
             )
+        if self._table is not None:
+            for _ in self._table:
+                pass
 
-    def page(self, rows: Sequence[int], terms: Sequence[str]) -> dict[int, RowMatches]:
-        """The stored occurrences of ``terms`` (distinct query terms) in chunks ``rows``.
+    def needles(self, term: str) -> tuple[str, ...]:
+        """Every needle of ``term``: :func:`needle`'s, then the stored ones."""
+        table = self._needles
+        if table is None:
+            table = self._needles = self._read_needles()
+        extra = table.get(term)
+        return (needle(term), *extra) if extra else (needle(term),)
 
-        Candidates only: a key is 16 bits, so the caller checks the words it shows with the
-        tokenizer (:func:`scidx.index.highlight.snippet_from_offsets`). A row missing from the
-        result has no usable offsets, and its snippet scans the text. Never raises for bad
-        data: a row whose arrays are out of bounds is left out.
-        """
-        if len(terms) > _MAX_TERMS:
-            return {}  # a term index must fit the table's bytes: scan
-        # Each query term gets a slot in a 65536-entry table indexed by its key: one lookup
-        # finds every candidate and its term. The few candidates whose term only shares the
-        # key are words of other terms, and the tokenizer check of the shown words drops them.
-        low = [word_key(t) for t in terms]
-        # Two query terms sharing a key: every row takes the careful path, where the tokenizer
-        # tells which term each candidate run makes.
-        shared = len(set(low)) != len(low)
-        ptr, flat, n, m = self._ptr, self._flat, self.n, self.m
-        good: list[tuple[int, bool]] = []
-        words: list[memoryview] = []
-        gaps: list[memoryview] = []
-        lens: list[memoryview] = []
-        begins: list[int] = []
-        total = 0
-        word_view, gap_view, len_view = self._word, self._gap, self._len
-        for row in rows:
-            if not 0 <= row < n:
-                continue
-            lo, hi = ptr[row], ptr[row + 1]
-            if not lo <= hi <= m:
-                continue
-            begins.append(total)
-            total += hi - lo
-            if total > _MAX_PAGE_OCCURRENCES:
-                return {}  # more than the rows can honestly hold: a forged `snippet.row`
-            good.append((row, bool(flat[row] & IS_FLAT)))
-            words.append(word_view[2 * lo : 2 * hi])
-            gaps.append(gap_view[lo:hi])
-            lens.append(len_view[lo:hi])
-        if not good:
+    def _read_needles(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        table = self._table
+        if table is None or len(table) > _MAX_NEEDLES:
             return {}
-        word = np.frombuffer(b"".join(words), dtype=np.uint16)
-        table = np.zeros(_KEYS_MAX + 1, dtype=np.uint8)
-        # Term i is i + 1 (the last of a shared key wins: the careful path rechecks); 0: no
-        # query term, or a filler.
-        table[low] = range(1, len(low) + 1)
-        slot = table[word]
-        cand = slot.nonzero()[0]
-        # Inclusive sums: occurrence p of a row starting at b starts at pos[p] - pos[b - 1].
-        pos = np.frombuffer(b"".join(gaps), dtype=np.uint8).cumsum(dtype=np.int64)
-        at = np.array(begins, dtype=np.int64)
-        base = pos[at - 1] if total else np.zeros_like(at)
-        base[at == 0] = 0
-        cuts = np.searchsorted(cand, at[1:]).tolist()
-        cuts.append(int(cand.shape[0]))
-        row_of = np.searchsorted(at, cand, side="right") - 1
-        starts = pos[cand] - base[row_of]
-        lengths = np.frombuffer(b"".join(lens), dtype=np.uint8)[cand].astype(np.int64)
-        start_list = starts.tolist()
-        stops = (starts + lengths).tolist()
-        tid_list = slot[cand].tolist()
-        odd = set(range(len(good))) if shared else _odd_rows(starts, cuts)
-        long_at = np.flatnonzero(lengths == LONG_WORD).tolist() if lengths.shape[0] else []
-        out: dict[int, RowMatches] = {}
-        begin = 0
-        new = tuple.__new__  # a NamedTuple's own constructor is a Python function
-        for j, ((row, is_flat), cut) in enumerate(zip(good, cuts, strict=True)):
-            if j in odd:
-                spans = [
-                    (a << 8) | (b - a)
-                    for a, b in zip(start_list[begin:cut], stops[begin:cut], strict=True)
-                ]
-                out[row] = new(RowMatches, (is_flat, None, spans, tid_list[begin:cut]))
-            else:
-                triples = list(
-                    zip(start_list[begin:cut], stops[begin:cut], tid_list[begin:cut], strict=True)
-                )
-                out[row] = new(RowMatches, (is_flat, triples, [], []))
-            begin = cut
-        for p in long_at:  # the fast path measures these words (the index of each in its row)
-            j = bisect_right(cuts, p)
-            found = out[good[j][0]]
-            if found.matches is not None:
-                found.spans.append(p - (cuts[j - 1] if j else 0))
-        return out
+        try:
+            rows = list(table)
+        except ScidxError:
+            return {}  # a corrupt table finds fewer words; `verify=True` names it
+        for row in rows:
+            term, sep, found = row.partition(_SEP)
+            if sep and found:  # a row without both parts finds nothing; it is skipped
+                out.setdefault(term, []).append(found[:NEEDLE_CHARS])
+        return {t: tuple(v) for t, v in out.items()}
+
+    def start(self, term: str) -> int:
+        """The index of ``term``'s first posting (-1: the index does not have it; memoised).
+
+        Postings are in term order, so it is the sum of the earlier terms' document
+        frequencies (summed once, on the first snippet: O(V)). A forged ``bm25.term_df`` can
+        only move it, and every read of ``snippet.where`` is bounds-checked.
+        """
+        found = self._starts.get(term)
+        if found is None:
+            firsts = self._firsts
+            if firsts is None:
+                firsts = self._firsts = _first_postings(self._bm25)
+            th = self._bm25.term_hash
+            h = np.uint64(term_hash(term))
+            pos = int(th.searchsorted(h))
+            found = int(firsts[pos]) if pos < th.shape[0] and th[pos] == h else -1
+            if len(self._starts) >= 4096:
+                self._starts.clear()  # bounded; a dict op is atomic, so threads may share it
+            self._starts[term] = found
+        return found
+
+    def regions(
+        self, posts: npt.NDArray[np.int64], sizes: Sequence[int], budget: int
+    ) -> list[tuple[int, int] | None]:
+        """:func:`region` of a page's rows at once.
+
+        Args:
+            posts: ``[terms, rows]`` posting indexes of each query term in each row (-1: the
+                row does not have the term; one out of range, forged, counts as -1).
+            sizes: Each row's flat text length.
+            budget: The window's characters.
+        """
+        bits = np.zeros(posts.shape, dtype=np.uint8)
+        if self._where is not None and self.p:
+            taken = self._where.take(posts, mode="clip")
+            ok = (posts >= 0) & (posts < self.p)
+            bits[ok] = taken[ok]
+        return regions(bits, sizes, budget)
 
 
-def open_offsets(
-    row: npt.NDArray[np.uint64],
-    word: npt.NDArray[np.uint16],
-    gap: npt.NDArray[np.uint8],
-    length: npt.NDArray[np.uint8],
-    flat: npt.NDArray[np.uint8],
-    snippets: Any,
-) -> SnippetOffsets | None:
-    """The reader of an index's ``snippet.*`` arrays, or None for a version it does not know.
+def _first_postings(bm25: BM25Arrays) -> npt.NDArray[np.int64]:
+    """Each term's first posting index (and the total last), from the document frequencies."""
+    v, k = int(bm25.term_hash.shape[0]), int(bm25.df_values.shape[0])
+    out = np.zeros(v + 1, dtype=np.int64)
+    if v and k and int(bm25.term_df.shape[0]) == v:
+        df = bm25.df_values[np.minimum(bm25.term_df, k - 1)]
+        np.cumsum(df, dtype=np.int64, out=out[1:])
+    return out
+
+
+def open_hints(
+    where: npt.NDArray[np.uint8] | None, needles: Any, snippets: Any, bm25: BM25Arrays
+) -> SnippetHints | None:
+    """The reader of an index's snippet hints, or None for a version it does not know.
 
     Args:
-        row: ``snippet.row`` (checked in O(1) by the loader, as the others).
-        word: ``snippet.word``.
-        gap: ``snippet.gap``.
-        length: ``snippet.len``.
-        flat: ``snippet.flat``.
+        where: ``snippet.where`` (its shape was checked by the loader), or None.
+        needles: ``snippet.needle``'s string table, or None.
         snippets: The header's ``meta.snippets`` value.
+        bm25: The index's BM25 arrays.
     """
     if not isinstance(snippets, Mapping) or snippets.get("offsets") != OFFSETS_VERSION:
         return None
-    return SnippetOffsets(row, word, gap, length, flat)
+    return SnippetHints(where, needles, bm25)
+
+
+def span_of(length: int, budget: int) -> int:
+    """How many eighths of a ``length``-byte text a region for ``budget`` characters spans.
+
+    Enough to hold any window of ``budget`` bytes (``ceil(budget * 8 / length) + 1``); 8 or
+    more means the whole text.
+    """
+    return -(-budget * EIGHTHS // length)
+
+
+def region(bits: Sequence[int], length: int, budget: int) -> tuple[int, int] | None:
+    """The bytes of a ``length``-byte clean text a snippet of ``budget`` characters comes from.
+
+    ``bits`` are the chunk's ``snippet.where`` bytes of the query terms. Of the runs of
+    :func:`span_of` consecutive eighths, the one holding the most distinct terms (then the
+    most set bits, then the earliest) is chosen, as ``[e * length // 8, (e + w) * length // 8)``
+    bytes. None: the whole text (it is short, or every bit is clear).
+    """
+    w = span_of(length, budget) if length > 0 else EIGHTHS
+    if w >= EIGHTHS:
+        return None
+    best = (0, 0)
+    pick = -1
+    full = (1 << w) - 1
+    for e in range(EIGHTHS - w + 1):
+        mask = full << e
+        distinct = count = 0
+        for b in bits:
+            m = b & mask
+            if m:
+                distinct += 1
+                count += m.bit_count()
+        if (distinct, count) > best:
+            best, pick = (distinct, count), e
+    if pick < 0:
+        return None
+    return _part(pick, w, length)
+
+
+def _part(e: int, w: int, length: int) -> tuple[int, int]:
+    """The bytes of eighths ``e`` to ``e + w - 1``."""
+    return e * length // EIGHTHS, (e + w) * length // EIGHTHS
+
+
+# A term's part of a run's score from its byte's overlap with the run of eighths: 1024 for
+# having any (distinct terms first), plus one per eighth (then the most bits).
+_SCORE = np.array([0] + [1024 + bin(i).count("1") for i in range(1, 256)], dtype=np.int32)
+
+
+def regions(
+    bits: npt.NDArray[np.uint8], sizes: Sequence[int], budget: int
+) -> list[tuple[int, int] | None]:
+    """:func:`region` of each row (``bits[:, r]``, ``sizes[r]``) in a few numpy passes."""
+    spans = [span_of(size, budget) if size > 0 else EIGHTHS for size in sizes]
+    # Every start e gets the mask of its w eighths; the starts a row cannot use get none.
+    masks = np.zeros((len(sizes), EIGHTHS), dtype=np.uint8)
+    for r, w in enumerate(spans):
+        if w < EIGHTHS:
+            masks[r, : EIGHTHS - w + 1] = [((1 << w) - 1) << e for e in range(EIGHTHS - w + 1)]
+    score = _SCORE[bits[:, :, None] & masks[None, :, :]].sum(axis=0)  # [rows, starts]
+    picks = score.argmax(axis=1).tolist()  # the first best
+    best = score.max(axis=1).tolist() if score.shape[1] else [0] * len(sizes)
+    out: list[tuple[int, int] | None] = []
+    for size, w, e, top in zip(sizes, spans, picks, best, strict=True):
+        out.append(_part(e, w, size) if w < EIGHTHS and top else None)
+    return out

@@ -290,38 +290,23 @@ def _source_root_problem(root: str) -> str | None:
 
 
 def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, ...] | None:
-    """The ``snippet.*`` arrays (optional) and ``meta.snippets``, checked in O(1); None if absent.
+    """``snippet.where``, ``snippet.needle`` and ``meta.snippets``; None without either.
 
-    The reader (:mod:`scidx.index.offsets`) is made when the first snippet needs it. Format
-    4.0's ``snippet.ptr``/``snippet.occ``/``snippet.flags`` are other names: such a file is
-    read without offsets (its snippets scan) until ``pack-docs`` rebuilds it.
+    Both arrays are optional, checked in O(1). The reader (:mod:`scidx.index.offsets`) is
+    made when the first snippet needs it. Format 5's ``snippet.row``/``word``/``gap``/``len``/
+    ``flat`` are not read (such a file is refused by its major version anyway).
     """
-    names = ("snippet.flat", "snippet.gap", "snippet.len", "snippet.row", "snippet.word")
-    present = [name in header.arrays for name in names]
-    if not any(present):
+    has_where = "snippet.where" in header.arrays
+    has_needles = (
+        "snippet.needle.offsets" in header.arrays or "snippet.needle.data" in header.arrays
+    )
+    if not has_where and not has_needles:
         return None
-    src = header.source
-    if not all(present):
-        missing = ", ".join(f"`{m}`" for m, p in zip(names, present, strict=True) if not p)
-        raise corrupt(src, f"the snippet offsets lack array {missing}")
-    _expect_shape(header, "snippet.row", (n + 1,))
-    _expect_shape(header, "snippet.flat", (n,))
-    row = array_view(buf, header, "snippet.row", dtype="<u8", ndim=1)
-    word = array_view(buf, header, "snippet.word", dtype="<u2", ndim=1)
-    gap = array_view(buf, header, "snippet.gap", dtype="<u1", ndim=1)
-    length = array_view(buf, header, "snippet.len", dtype="<u1", ndim=1)
-    flat = array_view(buf, header, "snippet.flat", dtype="<u1", ndim=1)
-    m = int(word.shape[0])
-    for name, arr in (("snippet.gap", gap), ("snippet.len", length)):
-        if arr.shape[0] != m:
-            raise corrupt(src, f"array `{name}` is [{int(arr.shape[0])}], expected [{m}]")
-    if int(row[0]) != 0 or int(row[-1]) != m:
-        raise corrupt(
-            src,
-            f"array `snippet.row` runs from {int(row[0])} to {int(row[-1])}, expected 0 to {m} "
-            "(the number of snippet offsets)",
-        )
-    return row, word, gap, length, flat, header.meta.get("snippets")
+    where = None
+    if has_where:  # one byte per posting: each read is bounds-checked, verify=True counts
+        where = array_view(buf, header, "snippet.where", dtype="<u1", ndim=1)
+    needles = read_string_table(buf, header, "snippet.needle") if has_needles else None
+    return where, needles, header.meta.get("snippets")
 
 
 def _fusion(header: Header) -> dict[str, Any]:

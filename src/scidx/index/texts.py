@@ -1,10 +1,12 @@
 """Chunk bodies (raw Markdown and clean text), one raw-deflate stream per chunk (FORMAT.md §2.9).
 
-A chunk's *record* is its raw Markdown (``chunk.text`` in format 1) followed by its clean text
-(``chunk.plain``), UTF-8. Each record is compressed on its own with raw deflate (RFC 1951,
+A chunk's *record* (format 9) is its clean text (``chunk.plain`` in format 1) followed by its raw
+Markdown (``chunk.text``), UTF-8. Each record is compressed on its own with raw deflate (RFC 1951,
 ``zlib`` with ``wbits=-15``) against one preset dictionary shared by the whole index, so reading
-a hit inflates only that hit's record (about 1-3 KB), and the clean text, mostly the same words
-as the Markdown, costs little: the deflate window sees the Markdown just before it.
+a hit inflates only that hit's record (about 1-3 KB), and the second copy of the same words
+costs little: the deflate window sees the first just before it. A snippet needs the clean text
+alone, so it inflates only the record's first part (``max_length``), about half the work;
+formats 2-8 put the Markdown first.
 
 Measured on the Kubernetes docs (14,293 chunks, 11.8 MiB Markdown + 9.0 MiB clean text;
 ``/tmp`` script, zlib level 9): blocks of whole records compress to 5.6 MiB at 2 KiB per block,
@@ -70,6 +72,8 @@ DICT_SAMPLE_BYTES = 256
 """Bytes of each sampled record that go into the dictionary."""
 
 _REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
+# Memoryview formats of native unsigned integers (a little-endian machine's <u2/<u4/<u8).
+_UNSIGNED = ("H", "I", "L", "Q")
 
 #: Records above this size are not remembered by :class:`TextStore`'s small memo.
 _MEMO_RECORD_BYTES = 1 << 16
@@ -108,7 +112,7 @@ def encode_texts(texts: Sequence[str], plains: Sequence[str] | None) -> dict[str
     if plains is not None and len(plains) != n:
         raise ValueError(f"{n} texts but {len(plains)} clean texts")
     width = 1 if plains is None else 2
-    lengths = np.zeros((n, width), dtype="<u4")
+    lengths = np.zeros((n, width), dtype=np.int64)
 
     def record(i: int) -> bytes:
         raw = texts[i].encode("utf-8")
@@ -117,7 +121,7 @@ def encode_texts(texts: Sequence[str], plains: Sequence[str] | None) -> dict[str
             return raw
         clean = plains[i].encode("utf-8")
         lengths[i] = (len(raw), len(clean))
-        return raw + clean
+        return clean + raw  # the clean text first: a snippet inflates only that part
 
     # The dictionary needs a sample of records first; each record is encoded again when
     # compressed (cheap next to deflate) so the whole corpus is never held uncompressed.
@@ -136,11 +140,14 @@ def encode_texts(texts: Sequence[str], plains: Sequence[str] | None) -> dict[str
         total += len(z)
         ptr[i + 1] = total
     blob = np.frombuffer(b"".join(pieces), dtype="<u1") if total else np.zeros(0, "<u1")
+    # The narrowest of the allowed dtypes that holds them (format 9): on the Kubernetes docs
+    # 110,880 bytes of pointers and lengths instead of 221,768.
+    longest = int(lengths.max()) if n else 0
     return {
         "text.data": blob,
         "text.dict": np.frombuffer(zdict, dtype="<u1") if zdict else np.zeros(0, "<u1"),
-        "text.len": lengths,
-        "text.ptr": ptr,
+        "text.len": lengths.astype("<u2" if longest < 1 << 16 else "<u4"),
+        "text.ptr": ptr.astype("<u4" if total < 1 << 32 else "<u8"),
     }
 
 
@@ -151,8 +158,9 @@ class TextStore:
         zdict: ``text.dict`` (``<u1``, at most :data:`DICT_BYTES`).
         ptr: ``text.ptr`` (``<u8 [N+1]``): record ``i`` is ``data[ptr[i]:ptr[i+1]]``.
         data: ``text.data`` (``<u1``).
-        lengths: ``text.len`` (``<u4 [N, C]``): UTF-8 byte lengths of each record's parts,
-            C = 2 (Markdown, clean text) or 1 (the clean text is the Markdown).
+        lengths: ``text.len`` (``<u4 [N, C]``): UTF-8 byte lengths of the Markdown and the
+            clean text (C = 2; the record holds the clean text first) or of the Markdown
+            (C = 1: the clean text is the Markdown).
         source: The file, for messages.
 
     Raises:
@@ -170,9 +178,9 @@ class TextStore:
     ) -> None:
         self.source = source
         n = int(ptr.shape[0]) - 1 if ptr.ndim == 1 else -1
-        if ptr.dtype != np.dtype("<u8") or n < 0:
+        if ptr.dtype not in (np.dtype("<u4"), np.dtype("<u8")) or n < 0:
             raise self._error(
-                "array `text.ptr` must be a non-empty 1-D <u8 array, not "
+                "array `text.ptr` must be a non-empty 1-D <u4 or <u8 array, not "
                 f"{ptr.dtype.str} {list(ptr.shape)}"
             )
         if data.dtype != np.dtype("<u1") or data.ndim != 1:
@@ -183,14 +191,14 @@ class TextStore:
                 f"{zdict.dtype.str} {list(zdict.shape)}"
             )
         if (
-            lengths.dtype != np.dtype("<u4")
+            lengths.dtype not in (np.dtype("<u2"), np.dtype("<u4"))
             or lengths.ndim != 2
             or lengths.shape[0] != n
             or lengths.shape[1] not in (1, 2)
         ):
             raise self._error(
                 f"array `text.len` has {lengths.dtype.str} {list(lengths.shape)}, expected "
-                f"<u4 [{n}, 1] or [{n}, 2]"
+                f"<u2 or <u4 [{n}, 1] or [{n}, 2]"
             )
         first, last = int(ptr[0]), int(ptr[-1])
         if first != 0 or last != data.shape[0]:
@@ -207,13 +215,12 @@ class TextStore:
         self._dict = zdict.tobytes()
         # Native memoryviews: Python ints without numpy scalars (as StringTable's fast path).
         off = ptr.data if ptr.flags.c_contiguous else None
-        self._fast_ptr = off if off is not None and off.format in ("L", "Q") else None
+        self._fast_ptr = off if off is not None and off.format in _UNSIGNED else None
         lens = lengths.reshape(-1).data if lengths.flags.c_contiguous else None
-        self._fast_len = lens if lens is not None and lens.format in ("I", "L") else None
-        if lens is not None and lens.itemsize != 4:
-            self._fast_len = None
+        self._fast_len = lens if lens is not None and lens.format in _UNSIGNED else None
         self._view = data.data if data.flags.c_contiguous else None
         self._memo: dict[int, bytes] = {}
+        self._firsts: dict[int, bytes] = {}  # records' clean texts inflated alone
         # A decompressor with the dictionary already in its window, copied for each record:
         # copy() + inflate costs about 4 µs where a new decompressobj(zdict=) + inflate costs
         # 9 (zlib then rebuilds the window from the dictionary on every record).
@@ -245,6 +252,22 @@ class TextStore:
         found = memo.get(row)
         if found is not None:
             return found
+        start, end = self._bounds(row)
+        a, b = self.parts(row)
+        want = a + b if self.width == 2 else a
+        if want > MAX_RATIO * (end - start) + 64:
+            raise self._too_long(row, want, end - start)
+        view = self._view
+        stored = view[start:end] if view is not None else self._data[start:end].tobytes()
+        out = self._inflate(stored, want, row)
+        if want <= _MEMO_RECORD_BYTES:
+            if len(memo) >= _MEMO_RECORDS:
+                memo.clear()  # bounded; a race only inflates a record twice
+            memo[row] = out
+        return out
+
+    def _bounds(self, row: int) -> tuple[int, int]:
+        """``text.ptr[row]``, ``text.ptr[row + 1]``, checked against each other and the data."""
         if not 0 <= row < self.n:
             raise IndexError(f"chunk row {row} is out of range (the index has {self.n})")
         ptr = self._fast_ptr
@@ -257,33 +280,27 @@ class TextStore:
                 f"array `text.ptr` gives chunk {row} the bytes {start}..{end}, out of order or "
                 f"past `text.data` ({self._nbytes} bytes)"
             )
-        a, b = self.parts(row)
-        want = a + b if self.width == 2 else a
-        if want > MAX_RATIO * (end - start) + 64:
-            raise self._error(
-                f"array `text.len` says chunk {row} is {want} bytes, more than its "
-                f"{end - start} compressed bytes can hold"
+        return start, end
+
+    def _too_long(self, row: int, want: int, stored: int) -> CorruptIndexError:
+        return self._error(
+            f"array `text.len` says chunk {row} is {want} bytes, more than its "
+            f"{stored} compressed bytes can hold"
+        )
+
+    def _primed_copy(self) -> Any:
+        """A decompressor at the start of a stream, the dictionary already in its window."""
+        primed = self._primed
+        if primed is None:
+            primed = self._primed = (
+                zlib.decompressobj(-15, zdict=self._dict) if self._dict else zlib.decompressobj(-15)
             )
-        view = self._view
-        stored = view[start:end] if view is not None else self._data[start:end].tobytes()
-        out = self._inflate(stored, want, row)
-        if want <= _MEMO_RECORD_BYTES:
-            if len(memo) >= _MEMO_RECORDS:
-                memo.clear()  # bounded; a race only inflates a record twice
-            memo[row] = out
-        return out
+        return primed.copy()  # never used itself, so every copy starts at the stream's start
 
     def _inflate(self, stored: Any, want: int, row: int) -> bytes:
         over = b""
         try:
-            primed = self._primed
-            if primed is None:
-                primed = self._primed = (
-                    zlib.decompressobj(-15, zdict=self._dict)
-                    if self._dict
-                    else zlib.decompressobj(-15)
-                )
-            d = primed.copy()  # never used itself, so every copy starts at the stream's start
+            d = self._primed_copy()
             # max_length 0 would mean "no limit": an empty record may inflate 1 byte, no more.
             out: bytes = d.decompress(stored, want or 1)
             if len(out) == want and not d.eof:  # the end code may follow the last output byte
@@ -310,16 +327,98 @@ class TextStore:
     def text(self, row: int) -> str:
         """Chunk ``row``'s raw Markdown."""
         rec = self.record(row)
-        a, _ = self.parts(row)
-        return self._decode(rec[:a], row, "Markdown")
-
-    def plain(self, row: int) -> str:
-        """Chunk ``row``'s clean text (its Markdown when the index stores no clean text)."""
-        rec = self.record(row)
         if self.width == 1:
             return self._decode(rec, row, "Markdown")
-        a, _ = self.parts(row)
-        return self._decode(rec[a:], row, "clean text")
+        _, b = self.parts(row)
+        return self._decode(rec[b:], row, "Markdown")
+
+    def plain(self, row: int) -> str:
+        """Chunk ``row``'s clean text (its Markdown when the index stores no clean text).
+
+        Inflates only the record's first part (the whole record when it is already in the
+        memo); the rest of the stream is checked when the Markdown is read (or by
+        ``verify=True``).
+        """
+        if self.width == 1:
+            return self._decode(self.record(row), row, "Markdown")
+        whole = self._memo.get(row)
+        _, b = self.parts(row) if 0 <= row < self.n else (0, 0)
+        if whole is not None:
+            return self._decode(whole[:b], row, "clean text")
+        return self._decode(self.first(row), row, "clean text")
+
+    def clean_size(self, row: int) -> int:
+        """UTF-8 bytes of chunk ``row``'s clean text (its Markdown when C = 1)."""
+        a, b = self.parts(row)
+        return b if self.width == 2 else a
+
+    def prefix(self, row: int, size: int) -> bytes:
+        """The first ``min(size, clean_size(row))`` bytes of chunk ``row``'s clean text.
+
+        Inflates no more than that (a snippet's window is usually well inside the text).
+
+        Raises:
+            IndexError: ``row`` is out of range.
+            CorruptIndexError: As :meth:`first`.
+        """
+        found = self._firsts.get(row) if self.width == 2 else self._memo.get(row)
+        if found is not None:
+            return found[:size]
+        start, end = self._bounds(row)
+        a, b = self.parts(row)
+        total = a + b if self.width == 2 else a
+        if total > MAX_RATIO * (end - start) + 64:
+            raise self._too_long(row, total, end - start)
+        want = min(size, b if self.width == 2 else a)
+        view = self._view
+        stored = view[start:end] if view is not None else self._data[start:end].tobytes()
+        try:
+            out: bytes = self._primed_copy().decompress(stored, want) if want > 0 else b""
+        except zlib.error as exc:
+            raise self._error(
+                f"array `text.data` holds a bad stream for chunk {row} ({exc})"
+            ) from None
+        if len(out) != want:
+            raise self._error(
+                f"array `text.data` inflates to fewer bytes than the {want} of the clean text "
+                f"`text.len` declares for chunk {row}"
+            )
+        return out
+
+    def first(self, row: int) -> bytes:
+        """The clean text's bytes of chunk ``row`` (C = 2), inflated without the Markdown.
+
+        Raises:
+            IndexError: ``row`` is out of range.
+            CorruptIndexError: As :meth:`record`, or a stream that ends before the clean text.
+        """
+        memo = self._firsts
+        found = memo.get(row)
+        if found is not None:
+            return found
+        start, end = self._bounds(row)
+        a, b = self.parts(row)
+        if a + b > MAX_RATIO * (end - start) + 64:
+            raise self._too_long(row, a + b, end - start)
+        view = self._view
+        stored = view[start:end] if view is not None else self._data[start:end].tobytes()
+        try:
+            # max_length 0 means "no limit": an empty clean text needs no inflating.
+            out: bytes = self._primed_copy().decompress(stored, b) if b else b""
+        except zlib.error as exc:
+            raise self._error(
+                f"array `text.data` holds a bad stream for chunk {row} ({exc})"
+            ) from None
+        if len(out) != b:
+            raise self._error(
+                f"array `text.data` inflates to fewer bytes than the {b} of the clean text "
+                f"`text.len` declares for chunk {row}"
+            )
+        if b <= _MEMO_RECORD_BYTES:
+            if len(memo) >= _MEMO_RECORDS:
+                memo.clear()  # bounded; a race only inflates a record twice
+            memo[row] = out
+        return out
 
     def validate_all(self) -> None:
         """Inflate and decode every record (for ``verify=True``).
@@ -336,6 +435,13 @@ class TextStore:
             if self.width == 2:
                 self.plain(row)
         self._memo.clear()
+        self._firsts.clear()
+
+
+def _dtype(header: Header, name: str, *allowed: str) -> str:
+    """The array's dtype if ``allowed`` (else the first, which :func:`array_view` then names)."""
+    entry = header.arrays.get(name)
+    return entry.dtype if entry is not None and entry.dtype in allowed else allowed[0]
 
 
 def open_texts(buf: Buffer, header: Header, n: int) -> TextStore:
@@ -346,9 +452,9 @@ def open_texts(buf: Buffer, header: Header, n: int) -> TextStore:
     """
     store = TextStore(
         array_view(buf, header, "text.dict", dtype="<u1", ndim=1),
-        array_view(buf, header, "text.ptr", dtype="<u8", ndim=1),
+        array_view(buf, header, "text.ptr", dtype=_dtype(header, "text.ptr", "<u4", "<u8"), ndim=1),
         array_view(buf, header, "text.data", dtype="<u1", ndim=1),
-        array_view(buf, header, "text.len", dtype="<u4", ndim=2),
+        array_view(buf, header, "text.len", dtype=_dtype(header, "text.len", "<u2", "<u4"), ndim=2),
         source=header.source,
     )
     if store.n != n:

@@ -55,8 +55,8 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     if bm.term_hash.shape[0] > 1 and not bool(np.all(bm.term_hash[1:] > bm.term_hash[:-1])):
         raise corrupt(src, "array `bm25.term_hash` is not sorted and unique")
     _verify_postings(src, bm, n)
-    if corpus.offsets is not None:
-        corpus.offsets.verify(src)
+    if corpus.hints is not None:
+        corpus.hints.verify(src)
     assert corpus.store is not None  # always set by build_corpus
     corpus.store.verify()
     if corpus.windows is not None:

@@ -25,13 +25,15 @@ from scidx.index.bm25 import (
     TermBlock,
     build_arrays_from_blocks,
     hash_terms,
+    posting_blocks,
+    term_hash,
 )
 from scidx.index.columns import encode_column, encode_path_column
-from scidx.index.format import string_table_arrays, uint_dtype
-from scidx.index.highlight import flatten
+from scidx.index.format import encode_strings, string_table_arrays, uint_dtype
+from scidx.index.highlight import fold, needle
 from scidx.index.ids import derived_id
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
-from scidx.index.offsets import IS_FLAT, LONG_WORD, MAX_GAP, OFFSETS_VERSION, word_key
+from scidx.index.offsets import NEEDLE_CHARS, OFFSETS_VERSION, eighth
 from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 from scidx.pack.records import Record
@@ -43,13 +45,13 @@ __all__ = [
     "BM25_HEADING_WEIGHT",
     "BM25_K1",
     "BM25Built",
-    "OffsetBlock",
     "TermsAndOffsets",
+    "WhereBlock",
     "GENERATOR",
     "PACKER_VERSION",
     "bm25_blocks",
     "bm25_job",
-    "build_offset_arrays",
+    "build_where",
     "build_bm25",
     "build_index_arrays",
     "built_utc",
@@ -57,7 +59,9 @@ __all__ = [
     "encode_records",
     "record_texts",
     "snippet_texts",
-    "offsets_block",
+    "needle_table",
+    "snippet_arrays",
+    "where_block",
     "release_freed_memory",
 ]
 
@@ -74,8 +78,10 @@ __all__ = [
 #: Markdown chunk ids derived, not stored, indexed heading and anchor columns, ``<u4`` spans;
 #: 16: format 6, bit-packed posting runs, ``<u2`` per-chunk columns where they fit; 17:
 #: format 7, heading paths as a tree of their prefixes, ``<u4`` string-table offsets; 18:
-#: format 8, string tables up to 4 MiB stored deflated in ``<name>.zdata``).
-PACKER_VERSION = "scidx-pack-18"
+#: format 8, string tables up to 4 MiB stored deflated in ``<name>.zdata``; 19:
+#: format 9, records hold the clean text first, ``snippet.where`` and ``snippet.needle``
+#: instead of per-word snippet offsets).
+PACKER_VERSION = "scidx-pack-19"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -126,14 +132,22 @@ _TRIM: Any = None
 
 
 @dataclass(frozen=True)
-class OffsetBlock:
-    """The snippet offsets of a run of consecutive chunks (what a packer worker returns)."""
+class WhereBlock:
+    """The snippet hints of a run of consecutive chunks (what a packer worker returns).
+
+    Attributes:
+        lens: Entries per chunk.
+        hashes: Each entry's term hash (``bm25.term_hash``'s), a chunk's terms in text order.
+        bits: Each entry's ``snippet.where`` byte: the eighths of the flat text where a run
+            making the term starts.
+        needles: The ``(term, needle)`` pairs the block's words need besides
+            :func:`~scidx.index.highlight.needle`'s (FORMAT.md §2.8).
+    """
 
     lens: npt.NDArray[np.int64]
-    word: npt.NDArray[np.uint16]
-    gap: npt.NDArray[np.uint8]
-    size: npt.NDArray[np.uint8]
-    flat: npt.NDArray[np.uint8]
+    hashes: npt.NDArray[np.uint64]
+    bits: npt.NDArray[np.uint8]
+    needles: frozenset[tuple[str, str]]
 
 
 # Words and what separates them, in one C call (no match object per word): the offsets come
@@ -141,117 +155,165 @@ class OffsetBlock:
 _WORDS = re.compile(r"(\w+)")
 
 
-def _word_keys(word: str, memo: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
-    """The ``snippet.word`` keys of the terms ``word`` makes, each term once, in order."""
-    keys = memo[word] = tuple(word_key(t) for t in dict.fromkeys(run_terms(word)))
-    return keys
+def _found_by_needle(word: str, term: str) -> bool:
+    """Whether the snippet scan finds ``word`` for ``term`` with the term's derived needle.
 
-
-def offsets_block(texts: Sequence[str]) -> OffsetBlock:
-    """The snippet offsets of consecutive chunks, given each chunk's snippet text.
-
-    The occurrences of FORMAT.md §2.8 (read by :class:`scidx.index.offsets.SnippetOffsets`).
+    The scan (:func:`scidx.index.highlight.scan`) looks for the needle in the folded text
+    where it starts a word or follows a non-alphanumeric character inside one (an ``_``).
     """
-    memo: dict[str, tuple[int, ...]] = {}  # a word -> its values in `snippet.word`
+    low, probe = fold(word), needle(term)
+    pos = low.find(probe)
+    while pos != -1:
+        if not pos or not low[pos - 1].isalnum():
+            return True
+        pos = low.find(probe, pos + 1)
+    return False
+
+
+def where_block(texts: Sequence[str]) -> WhereBlock:
+    """The snippet hints of consecutive chunks, given each chunk's clean text (§2.8).
+
+    The runs are the clean text's ``\\w+`` runs (flattening only changes what is between
+    them), their places UTF-8 byte offsets into it.
+    """
+    memo: dict[str, tuple[str, ...]] = {}  # a word -> its distinct terms, in order
+    hashes: dict[str, int] = {}
+    needed: set[tuple[str, str]] = set()
     lens = np.zeros(len(texts), dtype=np.int64)
-    flags = np.zeros(len(texts), dtype=np.uint8)
-    words: list[int] = []
-    gaps: list[int] = []
-    sizes: list[int] = []
+    out_hash: list[int] = []
+    out_bits: list[int] = []
     for i, text in enumerate(texts):
-        flat, _code = flatten(text)
-        flags[i] = IS_FLAT if flat == text else 0
-        count = len(words)
-        parts = _WORDS.split(flat)  # separator, word, separator, ..., separator
-        ends = list(accumulate(map(len, parts)))  # parts[j] ends at ends[j]
-        last = 0
-        for j, keys in enumerate(map(memo.get, parts[1::2]), 1):
-            if keys is None:
-                keys = _word_keys(parts[2 * j - 1], memo)
-            if keys:
-                start = ends[2 * j - 2]
-                gap = start - last
-                while gap > MAX_GAP:  # fillers (word 0) carry the start past long gaps
-                    words.append(0)
-                    gaps.append(MAX_GAP)
-                    sizes.append(0)
-                    gap -= MAX_GAP
-                words.extend(keys)
-                gaps.append(gap)
-                gaps.extend([0] * (len(keys) - 1))
-                size = ends[2 * j - 1] - start
-                sizes.extend([size if size < LONG_WORD else LONG_WORD] * len(keys))
-                last = start
-        lens[i] = len(words) - count
-    return OffsetBlock(
+        parts = _WORDS.split(text)  # separator, word, separator, ..., separator
+        # UTF-8 byte offsets: the reader inflates a text's bytes up to its window's end.
+        sizes = map(len, parts) if text.isascii() else (len(p.encode()) for p in parts)
+        ends = list(accumulate(sizes))  # parts[j] ends at ends[j]
+        size = ends[-1] if ends else 0
+        found: dict[str, int] = {}
+        for j, word in enumerate(parts[1::2], 1):
+            terms = memo.get(word)
+            if terms is None:
+                terms = memo[word] = tuple(dict.fromkeys(run_terms(word)))
+                for t in terms:
+                    if not _found_by_needle(word, t):
+                        needed.add((t, fold(word)[:NEEDLE_CHARS]))
+            if terms:
+                bit = 1 << eighth(ends[2 * j - 2], size)
+                for t in terms:
+                    found[t] = found.get(t, 0) | bit
+        lens[i] = len(found)
+        for t, bits in found.items():
+            h = hashes.get(t)
+            if h is None:
+                h = hashes[t] = term_hash(t)
+            out_hash.append(h)
+            out_bits.append(bits)
+    return WhereBlock(
         lens,
-        np.array(words, dtype=np.uint16),
-        np.array(gaps, dtype=np.uint8),
-        np.array(sizes, dtype=np.uint8),
-        flags,
+        np.array(out_hash, dtype=np.uint64),
+        np.array(out_bits, dtype=np.uint8),
+        frozenset(needed),
     )
 
 
-def build_offset_arrays(blocks: list[OffsetBlock]) -> dict[str, np.ndarray]:
-    """The ``snippet.*`` arrays of the chunks of ``blocks``, in order; empties ``blocks``.
+def build_where(blocks: list[WhereBlock], bm25: BM25Arrays, n: int) -> npt.NDArray[Any]:
+    """``snippet.where``: each BM25 posting's byte from ``blocks`` (0 where they have none).
 
-    Each block is copied into the preallocated output and let go, so the peak is the output
-    plus one block, not twice the occurrences.
+    Postings are ordered by (term hash, chunk row) (FORMAT.md §2.4); the blocks' entries are
+    sorted the same way and matched to the postings one block of decoded terms at a time. An
+    entry without a posting (a word the BM25 tokenisation of the whole text splits otherwise)
+    is dropped. Empties ``blocks``.
     """
-    n = sum(b.lens.shape[0] for b in blocks)
-    m = sum(b.word.shape[0] for b in blocks)
-    row_ptr = np.zeros(n + 1, dtype="<u8")
-    word = np.empty(m, dtype="<u2")
-    gap = np.empty(m, dtype="<u1")
-    size = np.empty(m, dtype="<u1")
-    flat = np.empty(n, dtype="<u1")
-    row = at = 0
-    blocks.reverse()  # pop() from the end takes them in order
-    while blocks:
-        b = blocks.pop()
-        k, count = b.lens.shape[0], b.word.shape[0]
-        np.cumsum(b.lens, out=row_ptr[row + 1 : row + k + 1])
-        row_ptr[row + 1 : row + k + 1] += np.uint64(at)
-        word[at : at + count] = b.word
-        gap[at : at + count] = b.gap
-        size[at : at + count] = b.size
-        flat[row : row + k] = b.flat
-        row, at = row + k, at + count
-        del b
-    return {
-        "snippet.flat": flat,
-        "snippet.gap": gap,
-        "snippet.len": size,
-        "snippet.row": row_ptr,
-        "snippet.word": word,
-    }
+    th = bm25.term_hash
+    where = np.zeros(bm25.postings, dtype="<u1")
+    if not blocks or not th.shape[0]:
+        blocks.clear()
+        return where
+    terms: list[npt.NDArray[np.int64]] = []
+    rows: list[npt.NDArray[np.int64]] = []
+    bits: list[npt.NDArray[np.uint8]] = []
+    row = 0
+    for b in blocks:
+        pos = th.searchsorted(b.hashes).astype(np.int64)
+        ok = pos < th.shape[0]
+        ok[ok] = th[pos[ok]] == b.hashes[ok]
+        chunk_rows = np.repeat(np.arange(row, row + b.lens.shape[0], dtype=np.int64), b.lens)
+        terms.append(pos[ok])
+        rows.append(chunk_rows[ok])
+        bits.append(b.bits[ok])
+        row += b.lens.shape[0]
+    blocks.clear()
+    width = max(n, 1)
+    key = np.concatenate(terms) * width + np.concatenate(rows)
+    value = np.concatenate(bits)
+    del terms, rows, bits
+    order = np.argsort(key, kind="stable")
+    key, value = key[order], value[order]
+    del order
+    done = 0  # postings of the blocks before
+    for first, df, docs, _codes in posting_blocks(bm25, n):
+        last = first + df.shape[0]
+        keys = np.repeat(np.arange(first, last, dtype=np.int64), df) * width + docs
+        a, z = np.searchsorted(key, [first * width, last * width])
+        at = np.searchsorted(keys, key[a:z])
+        hit = at < keys.shape[0]
+        hit[hit] = keys[at[hit]] == key[a:z][hit]
+        where[done + at[hit]] = value[a:z][hit]
+        done += keys.shape[0]
+    return where
 
 
-TermsAndOffsets = tuple[TermBlock, OffsetBlock | None]
-"""One block of records' BM25 term occurrences and snippet offsets (see :func:`bm25_job`)."""
+def snippet_arrays(
+    blocks: list[WhereBlock], bm25: BM25Arrays, n: int, *, where: bool = True
+) -> dict[str, np.ndarray]:
+    """The ``snippet.*`` arrays of the chunks of ``blocks`` (in order); empties ``blocks``.
+
+    ``where`` False leaves out ``snippet.where`` (snippets then scan the whole text); the
+    needle table is always made: it is what keeps the marks exact.
+    """
+    out: dict[str, np.ndarray] = {}
+    out["snippet.needle.offsets"], out["snippet.needle.data"] = encode_strings(needle_table(blocks))
+    if where:
+        out["snippet.where"] = build_where(blocks, bm25, n)
+    blocks.clear()
+    return out
+
+
+def needle_table(blocks: Iterable[WhereBlock]) -> list[str]:
+    """``snippet.needle``'s rows: ``term NUL needle``, sorted, none a longer copy of another."""
+    pairs = sorted(set().union(*(b.needles for b in blocks)))
+    rows: list[str] = []
+    kept: dict[str, list[str]] = {}
+    for term, found in pairs:
+        mine = kept.setdefault(term, [])
+        if any(found.startswith(k) for k in mine):
+            continue  # a shorter needle of the term already finds it
+        mine.append(found)
+    for term in sorted(kept):
+        rows.extend(f"{term}\x00{found}" for found in kept[term])
+    return rows
+
+
+TermsAndOffsets = tuple[TermBlock, WhereBlock]
+"""One block of records' BM25 term occurrences and snippet hints (see :func:`bm25_job`)."""
 
 
 def bm25_job(
-    headings: Sequence[str], bodies: Sequence[str], texts: Sequence[str] | None
+    headings: Sequence[str], bodies: Sequence[str], texts: Sequence[str]
 ) -> TermsAndOffsets:
-    """Tokenise one block of records: BM25 fields into terms, snippet texts into offsets.
+    """Tokenise one block of records: BM25 fields into terms, snippet texts into hints.
 
-    Run in a worker process (see :class:`scidx.pack.workers.Pool`) or in-process. ``texts``
-    None: no snippet offsets (the second item is None).
+    Run in a worker process (see :class:`scidx.pack.workers.Pool`) or in-process.
     """
-    block = hash_terms(headings, bodies)
-    return block, offsets_block(texts) if texts is not None else None
+    return hash_terms(headings, bodies), where_block(texts)
 
 
-def bm25_blocks(
-    records: Sequence[Record], *, snippet_offsets: bool = True
-) -> Iterator[TermsAndOffsets]:
+def bm25_blocks(records: Sequence[Record]) -> Iterator[TermsAndOffsets]:
     """The records' BM25 term occurrences, tokenised here one block at a time as they are read."""
     headings, bodies = _bm25_fields(records)
-    texts = snippet_texts(records) if snippet_offsets else None
+    texts = snippet_texts(records)
     for i in range(0, len(records), BM25_BLOCK):
         j = i + BM25_BLOCK
-        yield bm25_job(headings[i:j], bodies[i:j], texts[i:j] if texts is not None else None)
+        yield bm25_job(headings[i:j], bodies[i:j], texts[i:j])
 
 
 BM25Built = tuple[dict[str, np.ndarray], dict[str, Any]]
@@ -264,24 +326,22 @@ def build_bm25(
     *,
     snippet_offsets: bool = True,
 ) -> BM25Built:
-    """The records' BM25 arrays and meta, and their snippet offsets, from streamed blocks.
+    """The records' BM25 arrays and meta, and their snippet hints, from streamed blocks.
 
     Args:
         records: Validated records in canonical order.
-        blocks: Their BM25 term occurrences and snippet offsets in order, one block of records
+        blocks: Their BM25 term occurrences and snippet hints in order, one block of records
             at a time, as :func:`bm25_job` computes them (in worker processes: read them
             before the pool closes); tokenised here when None (:func:`bm25_blocks`).
-        snippet_offsets: Add the ``snippet.*`` arrays (the blocks then carry offsets).
+        snippet_offsets: Add ``snippet.where`` (the ``snippet.needle`` table is always
+            stored: it is what makes the marks exact).
     """
-    offsets: list[OffsetBlock] = []
+    offsets: list[WhereBlock] = []
 
     def terms() -> Iterator[TermBlock]:
-        source = bm25_blocks(records, snippet_offsets=snippet_offsets) if blocks is None else blocks
+        source = bm25_blocks(records) if blocks is None else blocks
         for block, found in source:
-            if snippet_offsets:
-                if found is None:
-                    raise ValueError("a term block without the snippet offsets asked for")
-                offsets.append(found)  # small next to the terms, dropped block by block
+            offsets.append(found)  # small next to the terms, dropped block by block
             yield block
 
     arrays, meta = build_arrays_from_blocks(
@@ -291,8 +351,8 @@ def build_bm25(
         b=BM25_B,
         heading_weight=BM25_HEADING_WEIGHT,
     )
-    if snippet_offsets:
-        arrays.update(build_offset_arrays(offsets))
+    posted = BM25Arrays.of(arrays, meta)
+    arrays.update(snippet_arrays(offsets, posted, len(records), where=snippet_offsets))
     release_freed_memory()  # the term occurrences and postings parts, before the strings
     return arrays, meta
 
@@ -390,7 +450,7 @@ def build_index_arrays(
         "postings": BM25Arrays.of(bm25_arrays, bm25_meta).postings,
     }
     meta = {"bm25": bm25_meta, "counts": counts, "vectors": vectors_meta_of(arrays)}
-    if "snippet.row" in arrays:
+    if "snippet.needle.offsets" in arrays:
         meta["snippets"] = {"offsets": OFFSETS_VERSION}
     return arrays, meta
 

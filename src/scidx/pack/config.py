@@ -140,9 +140,10 @@ class Config:
             generator's config file (:func:`~scidx.pack.flavours.detect.detect_generator`).
         vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
             ``"binary"`` (see :mod:`scidx.index.vectors`).
-        snippet_offsets: Store where each indexed word is, so snippets need no scan of the
-            text (4 bytes per word; see :mod:`scidx.index.offsets`). Off: a smaller
-            file whose snippets scan.
+        snippet_offsets: Store which eighth of each chunk's text holds each of its terms
+            (``snippet.where``, one byte per posting; see :mod:`scidx.index.offsets`), so a
+            snippet reads and scans only that part. Off: a smaller file whose snippets read
+            and scan the whole text (slower; the same marks, the best window over all words).
         cache_dir: Embedding-cache folder (absolute), or ``None`` for the default.
         url_template: Link pattern with ``{source}``, ``{path}``, ``{page}`` and ``{anchor}``
             placeholders.

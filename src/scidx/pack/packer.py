@@ -253,8 +253,9 @@ def pack_records(
             :func:`pack_docs`; the bytes never depend on it.
         vectors: Vector encoding: ``"float32"``, ``"int8"`` or ``"binary"`` (as the config's
             ``vectors`` key; see :mod:`scidx.index.vectors`).
-        snippet_offsets: Store where each indexed word is, so snippets need no scan (as the
-            config's ``snippetOffsets`` key; 4 bytes per word).
+        snippet_offsets: Store which eighth of each chunk's text holds each of its terms, so
+            a snippet reads and scans only that part (as the config's ``snippetOffsets`` key;
+            one byte per posting).
 
     Returns:
         A :class:`PackResult`.

@@ -149,13 +149,14 @@ class Pool:
         if self.executor is None:
             return None
         headings, bodies = _bm25_fields(records)
-        texts = snippet_texts(records) if snippet_offsets else None
+        del snippet_offsets  # the blocks always carry the hints; build_bm25 picks what it stores
+        texts = snippet_texts(records)
         futures = [
             self.executor.submit(
                 bm25_job,
                 headings[i : i + BM25_BLOCK],
                 bodies[i : i + BM25_BLOCK],
-                texts[i : i + BM25_BLOCK] if texts is not None else None,
+                texts[i : i + BM25_BLOCK],
             )
             for i in range(0, len(bodies), BM25_BLOCK)
         ]
