@@ -6,12 +6,13 @@ paths as a path column (each distinct prefix once, with its parent: FORMAT.md §
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import numpy as np
 import pytest
 
-from scidx.errors import CorruptIndexError
+from scidx.errors import CorruptIndexError, ScidxError
 from scidx.index import format
 from scidx.index.columns import PathColumn, encode_path_column, read_column
 from scidx.index.index import load_bytes
@@ -214,11 +215,8 @@ def _half(name: str) -> Any:
     return mutate
 
 
-@pytest.mark.parametrize(
-    "name", ["chunk.heading.zdata", "chunk.anchor.zdata", "source.path.zdata", "source.title.zdata"]
-)
-def test_a_truncated_deflated_table_is_corrupt_when_read_and_with_verify(name: str) -> None:
-    """Format 8 tables inflate on first use: a forged stream fails there, naming the array."""
+def _deflating_pack() -> bytes:
+    """An index whose tables are big enough to be stored deflated."""
     records = [
         {
             "id": f"guide/installing-page-{i % 6}.md:options-and-configuration-part-{i}:0",
@@ -232,13 +230,45 @@ def test_a_truncated_deflated_table_is_corrupt_when_read_and_with_verify(name: s
         for i in range(40)
     ]
     packed = pack_records(records, None, dimensions=32, use_cache=False).data
-    assert packed is not None and name in format.read_header(packed).arrays
+    assert packed is not None
+    return packed
+
+
+@pytest.mark.parametrize(
+    "name", ["chunk.heading.zdata", "chunk.anchor.zdata", "source.path.zdata", "source.title.zdata"]
+)
+def test_a_truncated_deflated_table_is_corrupt_when_read_and_with_verify(name: str) -> None:
+    """Format 8 tables inflate on first use: a forged stream fails there, naming the array."""
+    packed = _deflating_pack()
+    assert name in format.read_header(packed).arrays
     data = rewrite(packed, _half(name))
     with pytest.raises(CorruptIndexError, match=f"array `{name}` does not inflate to exactly"):
         load_bytes(data, verify=True)
     with load_bytes(data) as idx:  # the open is O(1): nothing is inflated yet
         with pytest.raises(CorruptIndexError, match=f"array `{name}` does not inflate"):
             [h.to_dict() for h in idx.search("install kubectl", k=3)]
+
+
+def test_flipped_bits_in_deflated_tables_raise_only_scidx_errors() -> None:
+    packed = _deflating_pack()
+    header = format.read_header(packed)
+    spans = [
+        (header.data_start + info.offset, info.nbytes)
+        for name, info in header.arrays.items()
+        if name.endswith(".zdata")
+    ]
+    rnd = random.Random(25)
+    refused = 0
+    for _ in range(60):
+        blob = bytearray(packed)
+        start, size = rnd.choice(spans)
+        blob[start + rnd.randrange(size)] ^= 1 << rnd.randrange(8)
+        try:
+            with load_bytes(bytes(blob)) as idx:
+                [h.to_dict() for i in range(len(idx)) for h in [idx.chunk(i)]]
+        except ScidxError:
+            refused += 1
+    assert refused  # most flips break the stream; none may escape as another exception
 
 
 def test_wide_rows_and_spans_read_the_same(derived: bytes) -> None:
