@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from scidx.tokenize import run_terms
 
@@ -195,15 +195,22 @@ def scan(
         return []
     out: list[tuple[int, int, str]] = []
     word_at = _WORD.match
+    seen: dict[str, str | None] = {}  # a word's verdict: a page repeats its query's words
     for start in sorted(set(starts)) if len(starts) > 1 else starts:
         run = word_at(flat, a + start)
         if run is None:
             continue
-        for term in run_terms(run.group()):
-            if term in wanted:  # the run's first query term counts
-                out.append((a + start, run.end(), term))
-                break
+        word = run.group()
+        term = seen.get(word, _UNSEEN)
+        if term is _UNSEEN:
+            # The run's first query term counts.
+            term = seen[word] = next((t for t in run_terms(word) if t in wanted), None)
+        if term is not None:
+            out.append((a + start, run.end(), term))
     return out
+
+
+_UNSEEN: Any = object()
 
 
 def _word_start(lower: str, pos: int) -> int:
@@ -332,16 +339,19 @@ def part_of(data: bytes, lo: int, hi: int, total: int, limit: int) -> Part | Non
     """
     size = len(data)
     start = min(max(lo, 0), size)
-    if start and not _BOUNDARY.match(data, start - 1):  # never from inside a word
-        found = _BOUNDARY.search(data, start)
-        start = found.start() if found is not None else size
+    if start:  # never from inside a word: from the first boundary at or after start - 1
+        found = _BOUNDARY.search(data, start - 1)
+        if found is None:
+            start = size
+        elif found.start() >= start:
+            start = found.start()
     stop = min(max(hi, start), size)
     if stop < total:
         found = _BOUNDARY.search(data, stop)
         if found is None:
             return None  # the part's last word goes on past what was read
         stop = found.start()
-    in_code = data.rfind(b"\x02", 0, start) > data.rfind(b"\x03", 0, start)
+    in_code = b"\x02" in data and data.rfind(b"\x02", 0, start) > data.rfind(b"\x03", 0, start)
     piece = data[start:stop].decode("utf-8", "ignore")  # a forged cut only loses a character
     flat, code = flatten(CODE_START + piece if in_code else piece)
     whole = not start and stop >= total

@@ -174,12 +174,13 @@ class SnippetHints:
             sizes: Each row's flat text length.
             budget: The window's characters.
         """
-        bits = np.zeros(posts.shape, dtype=np.uint8)
         if self._where is not None and self.p:
-            taken = self._where.take(posts, mode="clip")
-            ok = (posts >= 0) & (posts < self.p)
-            bits[ok] = taken[ok]
-        return regions(bits, sizes, budget)
+            # A posting out of range (forged) reads 0, as one the row does not have (-1).
+            bits = np.where(posts < self.p, self._where.take(posts, mode="clip"), 0)
+            bits[posts < 0] = 0
+        else:
+            bits = np.zeros(posts.shape, dtype=np.uint8)
+        return regions(bits.astype(np.uint8, copy=False), sizes, budget)
 
 
 def _first_postings(bm25: BM25Arrays) -> npt.NDArray[np.int64]:
@@ -256,16 +257,23 @@ def _part(e: int, w: int, length: int) -> tuple[int, int]:
 _SCORE = np.array([0] + [1024 + bin(i).count("1") for i in range(1, 256)], dtype=np.int32)
 
 
+# For each span w (0-8 eighths): the mask of the w eighths from each start e, 0 for a start
+# that leaves too few (and for w = 0 or 8, where no part is chosen).
+_MASKS = np.array(
+    [
+        [((1 << w) - 1) << e if 0 < w < EIGHTHS and e + w <= EIGHTHS else 0 for e in range(EIGHTHS)]
+        for w in range(EIGHTHS + 1)
+    ],
+    dtype=np.uint8,
+)
+
+
 def regions(
     bits: npt.NDArray[np.uint8], sizes: Sequence[int], budget: int
 ) -> list[tuple[int, int] | None]:
     """:func:`region` of each row (``bits[:, r]``, ``sizes[r]``) in a few numpy passes."""
-    spans = [span_of(size, budget) if size > 0 else EIGHTHS for size in sizes]
-    # Every start e gets the mask of its w eighths; the starts a row cannot use get none.
-    masks = np.zeros((len(sizes), EIGHTHS), dtype=np.uint8)
-    for r, w in enumerate(spans):
-        if w < EIGHTHS:
-            masks[r, : EIGHTHS - w + 1] = [((1 << w) - 1) << e for e in range(EIGHTHS - w + 1)]
+    spans = [min(span_of(size, budget), EIGHTHS) if size > 0 else EIGHTHS for size in sizes]
+    masks = _MASKS[spans]  # [rows, starts]
     score = _SCORE[bits[:, :, None] & masks[None, :, :]].sum(axis=0)  # [rows, starts]
     picks = score.argmax(axis=1).tolist()  # the first best
     best = score.max(axis=1).tolist() if score.shape[1] else [0] * len(sizes)
