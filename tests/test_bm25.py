@@ -235,6 +235,29 @@ def test_keyword_top_k_equals_scoring_every_chunk_then_cutting(seed: int) -> Non
         assert got == (want_rows.tolist(), want_scores.tolist())
 
 
+def test_posting_memo_is_bounded_in_bytes_and_gives_the_same_postings() -> None:
+    # Decoded runs are copies: a memo bounded only in terms could hold every posting of a big
+    # index. Over a small byte budget it starts over, and every answer stays the same.
+    rnd = random.Random(7)
+    vocab = [f"w{i}" for i in range(200)]
+    bodies = [" ".join(rnd.choices(vocab, k=rnd.randrange(1, 40))) for _ in range(500)]
+    arrays, meta = build_arrays([""] * len(bodies), bodies)
+    bm = as_view(arrays, meta)
+    full = bm25.PostingLookup(bm, len(bodies))
+    small = bm25.PostingLookup(bm, len(bodies))
+    small.MAX_BYTES = 4096
+    largest = 0
+    for _ in range(300):
+        terms = rnd.sample(vocab, 3)
+        want, got = full.postings(terms), small.postings(terms)
+        for (wr, ww, wb), (gr, gw, gb) in zip(want, got, strict=True):
+            assert wr.tobytes() == gr.tobytes() and ww.tobytes() == gw.tobytes() and wb == gb
+            largest = max(largest, gr.nbytes + gw.nbytes)
+        held = sum(p[0].nbytes + p[1].nbytes for p in small._memo.values() if p is not None)
+        assert held == small._bytes <= max(small.MAX_BYTES, largest)
+    assert len(small._memo) < len(full._memo)  # it did start over
+
+
 @pytest.mark.parametrize("block", [1, 7, 64])
 @pytest.mark.parametrize("pass2", [1, 16, 1 << 19])
 def test_build_bytes_do_not_depend_on_blocks_or_hash_ranges(

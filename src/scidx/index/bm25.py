@@ -537,10 +537,15 @@ _UNSEEN: Any = object()
 class PostingLookup:
     """Finds query terms' postings in one index, remembering the terms it has looked up.
 
-    A term costs one hash and one binary search over ``bm25.term_hash`` the first time; later
-    queries with the same term (a search box sees a small vocabulary) get its two posting views
-    from a dictionary. The memo is bounded, holds views (no copies), and is safe to share
-    between threads (a race only repeats a lookup). Each posting run is bounds-checked against
+    A term costs one hash, one binary search over ``bm25.term_hash`` and one decode of its
+    bit-packed run the first time; later queries with the same term (a search box sees a
+    small vocabulary) get its decoded rows and impacts from a dictionary. The decoded arrays
+    are copies (about 6-8 bytes a posting), so the memo is bounded both in terms
+    (:attr:`MAX_TERMS`) and in bytes (:attr:`MAX_BYTES`): a long-running server fed novel
+    words over a million-chunk index would otherwise end up holding every posting decoded
+    (about 0.7 GB at 90M postings). When either bound would be passed the memo starts over,
+    which costs only re-decoding. It is safe to share between threads (a race only repeats a
+    lookup or miscounts the bytes of one entry). Each posting run is bounds-checked against
     the chunk count when it is first read, so its rows can index per-chunk arrays safely.
 
     Args:
@@ -550,12 +555,15 @@ class PostingLookup:
     """
 
     MAX_TERMS = 1 << 16
+    MAX_BYTES = 128 << 20
+    """Most bytes of decoded rows and impacts the memo keeps (a term's own are always kept)."""
 
     def __init__(self, arrays: BM25Arrays, n: int, source: str = "<index>") -> None:
         self.arrays = arrays
         self.n = n
         self.source = source
         self._memo: dict[str, Postings | None] = {}
+        self._bytes = 0
 
     def postings(self, terms: Sequence[str]) -> list[Postings]:
         """The postings of those of ``terms`` that the index has, in the order given.
@@ -569,9 +577,12 @@ class PostingLookup:
             found = memo.get(term, _UNSEEN)
             if found is _UNSEEN:
                 found = self._read(term)
-                if len(memo) >= self.MAX_TERMS:
+                size = 0 if found is None else found[0].nbytes + found[1].nbytes
+                if len(memo) >= self.MAX_TERMS or self._bytes + size > self.MAX_BYTES:
                     memo.clear()
+                    self._bytes = 0
                 memo[term] = found
+                self._bytes += size
             if found is not None:
                 out.append(found)
         return out
