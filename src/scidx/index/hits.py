@@ -302,29 +302,31 @@ class _Page:
         Rows whose postings cannot be read (a corrupt run) get None (the whole text).
         """
         at = np.asarray(rows, dtype=np.int64)
-        posts = np.empty((len(terms), at.shape[0]), dtype=np.int64)
-        ok = np.zeros(posts.shape, dtype=bool)
-        begins = np.zeros((len(terms), 1), dtype=np.int64)
+        posts: list[list[int]] = []
         lookup, start = self.postings.postings, hints.start
         typed: dict[Any, Any] = {}
-        for i, term in enumerate(terms):
+        for term in terms:
             try:
                 found = lookup([term])
             except ScidxError:
                 return [None] * len(rows)
             begin = start(term)
             if not found or begin < 0:
-                continue  # no chunk has the term (its row of `ok` stays False)
+                continue  # no chunk has the term: it adds nothing to any row
             docs = found[0][0]
             # Rows in the postings' own dtype: a mixed-type search would convert all of them.
             mine = typed.get(docs.dtype)
             if mine is None:
                 mine = typed[docs.dtype] = at.astype(docs.dtype)
-            pos = posts[i] = docs.searchsorted(mine)
-            np.equal(docs.take(pos, mode="clip"), mine, out=ok[i])
-            begins[i] = begin
-        posts += begins
-        posts[~ok] = -1
+            # One binary search and one gather per term; the ten rows are then Python ints.
+            pos = docs.searchsorted(mine)
+            got = docs.take(pos, mode="clip").tolist()
+            posts.append(
+                [
+                    begin + i if g == row else -1
+                    for i, g, row in zip(pos.tolist(), got, rows, strict=True)
+                ]
+            )
         return hints.regions(posts, sizes, budget)
 
 

@@ -30,6 +30,7 @@ runtime modules only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,7 +83,7 @@ class SnippetHints:
         bm25: The index's BM25 arrays (a posting's place is found from them).
     """
 
-    __slots__ = ("_bm25", "_firsts", "_needles", "_starts", "_table", "_where", "p")
+    __slots__ = ("_bm25", "_firsts", "_needles", "_starts", "_table", "_view", "_where", "p")
 
     def __init__(self, where: npt.NDArray[np.uint8] | None, needles: Any, bm25: BM25Arrays) -> None:
         self._where = where
@@ -92,6 +93,9 @@ class SnippetHints:
         self._starts: dict[str, int] = {}
         self._firsts: npt.NDArray[np.int64] | None = None
         self.p = int(where.shape[0]) if where is not None else 0
+        # Its bytes read as Python ints (a memoryview; None: not a plain byte view, numpy reads).
+        view = where.data if where is not None and where.flags.c_contiguous else None
+        self._view = view if view is not None and view.format == "B" else None
 
     @property
     def has_where(self) -> bool:
@@ -164,23 +168,24 @@ class SnippetHints:
         return found
 
     def regions(
-        self, posts: npt.NDArray[np.int64], sizes: Sequence[int], budget: int
+        self, posts: Sequence[Sequence[int]], sizes: Sequence[int], budget: int
     ) -> list[tuple[int, int] | None]:
         """:func:`region` of a page's rows at once.
 
         Args:
-            posts: ``[terms, rows]`` posting indexes of each query term in each row (-1: the
+            posts: ``[terms][rows]`` posting indexes of each query term in each row (-1: the
                 row does not have the term; one out of range, forged, counts as -1).
             sizes: Each row's flat text length.
             budget: The window's characters.
         """
-        if self._where is not None and self.p:
-            # A posting out of range (forged) reads 0, as one the row does not have (-1).
-            bits = np.where(posts < self.p, self._where.take(posts, mode="clip"), 0)
-            bits[posts < 0] = 0
-        else:
-            bits = np.zeros(posts.shape, dtype=np.uint8)
-        return regions(bits.astype(np.uint8, copy=False), sizes, budget)
+        where: Any = self._view if self._view is not None else self._where
+        p = self.p
+        if where is None:
+            return [None] * len(sizes)  # no bytes: the whole texts
+        # A page is ~10 rows x ~9 terms: Python ints read from a memoryview cost less than
+        # the numpy calls (gather, clip, mask) that would read the same 90 bytes.
+        bits = [[where[x] if 0 <= x < p else 0 for x in row] for row in posts]
+        return regions(bits, sizes, budget)
 
 
 def _first_postings(bm25: BM25Arrays) -> npt.NDArray[np.int64]:
@@ -254,30 +259,59 @@ def _part(e: int, w: int, length: int) -> tuple[int, int]:
 
 # A term's part of a run's score from its byte's overlap with the run of eighths: 1024 for
 # having any (distinct terms first), plus one per eighth (then the most bits).
-_SCORE = np.array([0] + [1024 + bin(i).count("1") for i in range(1, 256)], dtype=np.int32)
+def _score(b: int) -> int:
+    return 1024 + b.bit_count() if b else 0
 
 
-# For each span w (0-8 eighths): the mask of the w eighths from each start e, 0 for a start
-# that leaves too few (and for w = 0 or 8, where no part is chosen).
-_MASKS = np.array(
-    [
-        [((1 << w) - 1) << e if 0 < w < EIGHTHS and e + w <= EIGHTHS else 0 for e in range(EIGHTHS)]
-        for w in range(EIGHTHS + 1)
-    ],
-    dtype=np.uint8,
-)
+_FIELD = 32  # bits per start in a packed score: room for 4 million terms' 1032 each
+
+
+@functools.cache
+def _packed(w: int) -> tuple[int, ...]:
+    """For a span of ``w`` eighths: each byte's score at every start, packed in one int.
+
+    The score at start ``e`` (the byte's overlap with eighths ``e .. e + w - 1``) sits in bits
+    ``[32e, 32e + 32)``, so adding the packed ints of a row's terms adds the scores of all its
+    starts at once. Starts that leave fewer than ``w`` eighths, and ``w`` 0 or 8 (no part is
+    chosen), score 0.
+    """
+    if not 0 < w < EIGHTHS:
+        return (0,) * 256
+    full = (1 << w) - 1
+    return tuple(
+        sum(_score(b & (full << e)) << (_FIELD * e) for e in range(EIGHTHS - w + 1))
+        for b in range(256)
+    )
+
+
+_LOW = (1 << _FIELD) - 1
 
 
 def regions(
-    bits: npt.NDArray[np.uint8], sizes: Sequence[int], budget: int
+    bits: Sequence[Sequence[int]] | npt.NDArray[np.uint8], sizes: Sequence[int], budget: int
 ) -> list[tuple[int, int] | None]:
-    """:func:`region` of each row (``bits[:, r]``, ``sizes[r]``) in a few numpy passes."""
+    """:func:`region` of each row (``bits[t][r]`` of each term ``t``, ``sizes[r]``).
+
+    Each term's byte adds its packed scores (:func:`_packed`) to its row's sum; the row's part
+    starts at the first best start.
+    """
+    table = bits.tolist() if isinstance(bits, np.ndarray) else bits
     spans = [min(span_of(size, budget), EIGHTHS) if size > 0 else EIGHTHS for size in sizes]
-    masks = _MASKS[spans]  # [rows, starts]
-    score = _SCORE[bits[:, :, None] & masks[None, :, :]].sum(axis=0)  # [rows, starts]
-    picks = score.argmax(axis=1).tolist()  # the first best
-    best = score.max(axis=1).tolist() if score.shape[1] else [0] * len(sizes)
+    packed = [_packed(w) for w in spans]
+    sums = [0] * len(sizes)
+    for row in table:
+        for r, b in enumerate(row):
+            if b:
+                sums[r] += packed[r][b & 0xFF]
     out: list[tuple[int, int] | None] = []
-    for size, w, e, top in zip(sizes, spans, picks, best, strict=True):
-        out.append(_part(e, w, size) if w < EIGHTHS and top else None)
+    for size, w, total in zip(sizes, spans, sums, strict=True):
+        if not total:  # every bit clear, or the whole text (w 0 or 8 packs nothing)
+            out.append(None)
+            continue
+        best = pick = 0
+        for e in range(EIGHTHS - w + 1):
+            score = (total >> (_FIELD * e)) & _LOW
+            if score > best:
+                best, pick = score, e
+        out.append(_part(pick, w, size))
     return out
