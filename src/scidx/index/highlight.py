@@ -79,9 +79,12 @@ def flatten(text: str) -> tuple[str, list[tuple[int, int]]]:
 
     The text a snippet is cut from (its offsets are into this text).
     """
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        # Already flat (no control character, marker or whitespace other than single spaces;
-        # every other whitespace character is unprintable): nothing to copy.
+    if text.isprintable() and "  " not in text:
+        # Already flat but for a space at either end (no control character, marker or
+        # whitespace other than single spaces; every other whitespace character is
+        # unprintable): a part of a text starts at the space before its first word.
+        if text[:1] == " " or text[-1:] == " ":
+            return text.strip(" "), []
         return text, []
     if CODE_START not in text and CODE_END not in text:
         # The common case (prose only) in C: one split and one join.
@@ -164,6 +167,7 @@ def scan(
     b: int,
     needles: Iterable[str],
     wanted: frozenset[str],
+    seen: dict[str, str | None] | None = None,
 ) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of every run starting in ``flat[a:b]`` that makes a query term.
 
@@ -172,7 +176,8 @@ def scan(
     (:func:`fold`); each candidate run is then tokenized as the index was,
     so only true matches stay ("art" does not mark "article"), each with the first of its terms
     that is a query term. With every needle of every wanted term
-    (:meth:`scidx.index.offsets.SnippetHints.needles`) that is every such run.
+    (:meth:`scidx.index.offsets.SnippetHints.needles`) that is every such run. ``seen``
+    remembers each word's verdict for these ``wanted`` terms (the parts of a page share one).
     """
     if a >= b or not wanted:
         return []
@@ -195,7 +200,8 @@ def scan(
         return []
     out: list[tuple[int, int, str]] = []
     word_at = _WORD.match
-    seen: dict[str, str | None] = {}  # a word's verdict: a page repeats its query's words
+    if seen is None:
+        seen = {}  # a word's verdict: a page repeats its query's words
     for start in sorted(set(starts)) if len(starts) > 1 else starts:
         run = word_at(flat, a + start)
         if run is None:
@@ -365,25 +371,18 @@ def snippets_of_parts(
 ) -> list[Snippet]:
     """The snippet of each part: its best window (as :func:`build_snippet`), its marks.
 
-    The parts of a page of hits are scanned as one text (one pass per needle for them all).
-    ``needles`` must include every needle of the ``wanted`` terms
-    (:meth:`scidx.index.offsets.SnippetHints.needles`): the marks are then exactly the words
-    whose tokenizer terms include a query term.
+    The parts of a page of hits share one memo of word verdicts. ``needles`` must include
+    every needle of the ``wanted`` terms (:meth:`scidx.index.offsets.SnippetHints.needles`):
+    the marks are then exactly the words whose tokenizer terms include a query term.
     """
-    joined = parts[0].flat if len(parts) == 1 else "\n".join(p.flat for p in parts)
-    matches = scan(joined, 0, len(joined), needles, wanted)
+    # Each part on its own: one text with a non-ASCII character is wider in memory, so
+    # folding and searching ten parts joined costs more than each (ASCII ones stay narrow).
+    needles = tuple(needles)
+    seen: dict[str, str | None] = {}
     out: list[Snippet] = []
-    k, count, base = 0, len(matches), 0
     for part in parts:
         flat = part.flat
-        end = base + len(flat)
-        mine: list[tuple[int, int, str]] = []
-        while k < count and matches[k][0] < end:
-            a, b, term = matches[k]
-            mine.append((a - base, b - base, term))
-            k += 1
-        base = end + 1
-        out.append(snippet_of_part(part, mine, limit))
+        out.append(snippet_of_part(part, scan(flat, 0, len(flat), needles, wanted, seen), limit))
     return out
 
 
