@@ -375,14 +375,31 @@ def snippets_of_parts(
     every needle of the ``wanted`` terms (:meth:`scidx.index.offsets.SnippetHints.needles`):
     the marks are then exactly the words whose tokenizer terms include a query term.
     """
-    # Each part on its own: one text with a non-ASCII character is wider in memory, so
-    # folding and searching ten parts joined costs more than each (ASCII ones stay narrow).
     needles = tuple(needles)
     seen: dict[str, str | None] = {}
+    found: list[Sequence[_Match] | None] = [None] * len(parts)
+    # The ASCII parts are scanned as one text (one pass per needle for them all); each other
+    # part alone: a single wide character makes a whole text wide in memory, and folding and
+    # searching it then cost more than the parts' own passes.
+    narrow = [i for i, part in enumerate(parts) if part.flat.isascii()]
+    if len(narrow) > 1:
+        joined = "\n".join(parts[i].flat for i in narrow)  # "\n" ends every run
+        matches = scan(joined, 0, len(joined), needles, wanted, seen)
+        k, count, base = 0, len(matches), 0
+        for i in narrow:
+            end = base + len(parts[i].flat)
+            mine: list[_Match] = []
+            while k < count and matches[k][0] < end:
+                a, b, term = matches[k]
+                mine.append((a - base, b - base, term))
+                k += 1
+            found[i] = mine
+            base = end + 1
     out: list[Snippet] = []
-    for part in parts:
-        flat = part.flat
-        out.append(snippet_of_part(part, scan(flat, 0, len(flat), needles, wanted, seen), limit))
+    for part, its in zip(parts, found, strict=True):
+        if its is None:  # a wide part (or the only narrow one)
+            its = scan(part.flat, 0, len(part.flat), needles, wanted, seen)
+        out.append(snippet_of_part(part, its, limit))
     return out
 
 
