@@ -168,6 +168,13 @@ def test_regions_of_a_page_equal_the_definition() -> None:
         assert got == want, (bits, sizes, budget)
 
 
+def test_regions_of_a_budget_below_one_choose_no_part() -> None:
+    """A caller's budget of 0 or less shows the whole text, and never grows the score tables."""
+    for budget in (0, -1, -5, *range(-(10**6), 0, 9973)):
+        assert offsets.regions([[0xFF, 0x01]], [1500, 9000], budget) == [None, None]
+    assert offsets._packed.cache_info().currsize <= offsets.EIGHTHS + 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Indexes without hints, or with hints this reader does not know: the whole text is scanned.
 

@@ -296,7 +296,8 @@ def regions(
     starts at the first best start.
     """
     table = bits.tolist() if isinstance(bits, np.ndarray) else bits
-    spans = [min(span_of(size, budget), EIGHTHS) if size > 0 else EIGHTHS for size in sizes]
+    # Clamped to 0..8: a budget below 1 (a caller's) chooses no part, as a span of 0 does.
+    spans = [min(max(span_of(size, budget), 0), EIGHTHS) if size > 0 else EIGHTHS for size in sizes]
     packed = [_packed(w) for w in spans]
     sums = [0] * len(sizes)
     for row in table:
