@@ -960,17 +960,7 @@ class StringTable:
     ) -> None:
         self.name = name
         self.source = source
-        wide = offsets.dtype in (DTYPES["<u4"], DTYPES["<u8"])
-        if not wide or offsets.ndim != 1 or len(offsets) < 1:
-            raise self._error(
-                f"`{name}.offsets` must be a non-empty 1-D <u4 or <u8 array, "
-                f"not {offsets.dtype.str} {list(offsets.shape)}"
-            )
-        if data.dtype != DTYPES["<u1"] or data.ndim != 1:
-            raise self._error(
-                f"`{name}.data` must be a 1-D <u1 array, not {data.dtype.str} {list(data.shape)}"
-            )
-        first, last = int(offsets[0]), int(offsets[-1])
+        first, last = self._check_shapes(offsets, data, "data")
         if first != 0 or last != len(data):
             raise self._error(
                 f"string table `{name}` has offsets from {first} to {last}, "
@@ -992,6 +982,23 @@ class StringTable:
             else None
         )
         self._fast_data: memoryview | None = data.data if self._fast_offsets is not None else None
+
+    def _check_shapes(
+        self, offsets: np.ndarray[Any, Any], data: np.ndarray[Any, Any], part: str
+    ) -> tuple[int, int]:
+        """Check the offsets' and the ``part`` array's dtype and ndim; the first and last offset."""
+        name = self.name
+        wide = offsets.dtype in (DTYPES["<u4"], DTYPES["<u8"])
+        if not wide or offsets.ndim != 1 or len(offsets) < 1:
+            raise self._error(
+                f"`{name}.offsets` must be a non-empty 1-D <u4 or <u8 array, "
+                f"not {offsets.dtype.str} {list(offsets.shape)}"
+            )
+        if data.dtype != DTYPES["<u1"] or data.ndim != 1:
+            raise self._error(
+                f"`{name}.{part}` must be a 1-D <u1 array, not {data.dtype.str} {list(data.shape)}"
+            )
+        return int(offsets[0]), int(offsets[-1])
 
     def _error(self, what: str) -> CorruptIndexError:
         return _corrupt(self.source, what)
@@ -1159,17 +1166,7 @@ class DeflatedStringTable(StringTable):
     ) -> None:
         self.name = name
         self.source = source
-        wide = offsets.dtype in (DTYPES["<u4"], DTYPES["<u8"])
-        if not wide or offsets.ndim != 1 or len(offsets) < 1:
-            raise self._error(
-                f"`{name}.offsets` must be a non-empty 1-D <u4 or <u8 array, "
-                f"not {offsets.dtype.str} {list(offsets.shape)}"
-            )
-        if zdata.dtype != DTYPES["<u1"] or zdata.ndim != 1:
-            raise self._error(
-                f"`{name}.zdata` must be a 1-D <u1 array, not {zdata.dtype.str} {list(zdata.shape)}"
-            )
-        first, last = int(offsets[0]), int(offsets[-1])
+        first, last = self._check_shapes(offsets, zdata, "zdata")
         if first != 0 or last > _DEFLATE_BOUND * int(zdata.shape[0]) + 64:
             raise self._error(
                 f"string table `{name}` has offsets from {first} to {last}, but `{name}.zdata` "
