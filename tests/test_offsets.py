@@ -381,3 +381,19 @@ def test_an_index_without_any_indexed_word_reads_snippets(tmp_path: Path) -> Non
     assert format.read_header(out.read_bytes()).arrays["snippet.where"].shape == (0,)
     with load(out) as idx:
         assert idx.chunk(0).snippet == "x y the of"
+
+
+def test_where_entries_packed_sort_equals_the_stable_argsort() -> None:
+    # The packer sorts one int64 per entry (term, row and byte together) to save memory; it
+    # must give exactly the stable argsort's keys and bytes.
+    from scidx.pack.arrays import _where_entries
+
+    rnd = random.Random(5)
+    vocab = ["alpha", "beta", "gamma", "delta", "dosing", "dying", "ﬁle", "kubelet", "pods"]
+    texts = [" ".join(rnd.choices(vocab, k=rnd.randrange(0, 30))) for _ in range(120)]
+    blocks = [where_block(texts[i : i + 25]) for i in range(0, len(texts), 25)]
+    th = np.unique(np.concatenate([b.hashes for b in blocks]))[::2]  # some terms unmatched
+    got = _where_entries(list(blocks), th, len(texts))
+    want = _where_entries(list(blocks), th, len(texts), pack=False)
+    assert got[0].shape[0] > 100
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
