@@ -38,6 +38,7 @@ __all__ = [
     "PATH_SEPARATOR",
     "IndexedStrings",
     "PathColumn",
+    "checked_row",
     "encode_column",
     "encode_path_column",
     "read_column",
@@ -78,6 +79,14 @@ def encode_path_column(name: str, paths: Sequence[str]) -> dict[str, np.ndarray]
     }
 
 
+def checked_row(i: int, n: int, what: str = "row") -> int:
+    """``i`` as a row of ``n`` (negative counts from the end), or :class:`IndexError`."""
+    at = i + n if i < 0 else i
+    if not 0 <= at < n:
+        raise IndexError(f"{what} {i} is out of range for {n} {what}s")
+    return at
+
+
 class IndexedStrings:
     """A column read through its row index: row ``i`` is ``table[row[i]]``, bounds-checked."""
 
@@ -93,11 +102,7 @@ class IndexedStrings:
         return int(self.rows.shape[0])
 
     def __getitem__(self, i: int) -> str:
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"row {i} is out of range for {n} rows")
+        i = checked_row(i, len(self))
         at = int(self.rows[i])
         if at >= len(self.table):
             raise self._past(at)
@@ -152,11 +157,7 @@ class PathColumn:
         return int(self.rows.shape[0])
 
     def __getitem__(self, i: int) -> str:
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"row {i} is out of range for {n} rows")
+        i = checked_row(i, len(self))
         return self.node(int(self.rows[i]))
 
     def node(self, at: int) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError
-from scidx.index.columns import read_column
+from scidx.index.columns import checked_row, read_column
 from scidx.index.format import REBUILD_HINT, Header, StringTable, array_view, read_string_table
 
 __all__ = ["DerivedIds", "derived_id", "read_chunk_ids"]
@@ -54,11 +54,7 @@ class DerivedIds:
         return int(self.source_rows.shape[0])
 
     def __getitem__(self, i: int) -> str:
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"chunk row {i} is out of range for {n} chunks")
+        i = checked_row(i, len(self), "chunk")
         row = int(self.source_rows[i])
         if row >= len(self.paths):
             raise CorruptIndexError(
