@@ -172,7 +172,7 @@ def test_regions_of_a_budget_below_one_choose_no_part() -> None:
     """A caller's budget of 0 or less shows the whole text, and never grows the score tables."""
     for budget in (0, -1, -5, *range(-(10**6), 0, 9973)):
         assert offsets.regions([[0xFF, 0x01]], [1500, 9000], budget) == [None, None]
-    assert offsets._packed.cache_info().currsize <= offsets.EIGHTHS + 1
+    assert offsets._score_table.cache_info().currsize <= 1
 
 
 # ---------------------------------------------------------------------------------------------

@@ -134,6 +134,37 @@ def test_records_hold_the_clean_text_first_and_a_snippet_reads_only_that() -> No
         cut.text(0)
 
 
+@pytest.mark.parametrize("with_plain", [False, True])
+def test_a_page_of_prefixes_reads_as_one_prefix_per_row(with_plain: bool) -> None:
+    """``prefixes``/``clean_sizes`` (a page of snippets) give what one read per row gives,
+    whichever layout the arrays have, and refuse a row out of range."""
+    texts, plains = _texts(30, 5), _texts(30, 6)
+    arrays = encode_texts(texts, plains if with_plain else None)
+    rnd = random.Random(2)
+    rows = [rnd.randrange(30) for _ in range(40)]
+    sizes = [rnd.choice((0, 1, 7, 64, 10**6)) for _ in rows]
+    store = _store(arrays)
+    source = plains if with_plain else texts
+    assert store.prefixes(rows, sizes) == [
+        source[r].encode()[:s] for r, s in zip(rows, sizes, strict=True)
+    ]
+    assert store.clean_sizes(rows) == [len(source[r].encode()) for r in rows]
+    assert store.clean_sizes(rows) == [store.clean_size(r) for r in rows]
+    # Arrays that are not plain native views (a strided copy) take numpy's path: the same bytes.
+    strided = TextStore(
+        arrays["text.dict"],
+        np.repeat(arrays["text.ptr"], 2)[::2],
+        arrays["text.data"],
+        np.repeat(arrays["text.len"], 2, axis=0)[::2],
+    )
+    assert strided.prefixes(rows, sizes) == _store(arrays).prefixes(rows, sizes)
+    assert strided.clean_sizes(rows) == _store(arrays).clean_sizes(rows)
+    with pytest.raises(IndexError):
+        _store(arrays).prefixes([3, 30], [5, 5])
+    with pytest.raises(IndexError):
+        _store(arrays).prefixes([-1], [5])
+
+
 def test_pointers_and_lengths_are_as_narrow_as_they_fit() -> None:
     small = encode_texts(["a" * 10, "b"], None)
     assert small["text.ptr"].dtype == np.dtype("<u4")

@@ -14,6 +14,7 @@ are known from the ``CODE_START``/``CODE_END`` markers the packer put in the cle
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -31,6 +32,7 @@ __all__ = [
     "needle",
     "Part",
     "part_of",
+    "parts_of",
     "scan",
     "snippet_of_part",
     "snippets_of_parts",
@@ -143,45 +145,26 @@ def needle(term: str) -> str:
     return term[:-1] if len(term) > 2 else term
 
 
-def _cover(flat: str, a: int, b: int) -> tuple[int, int]:
-    """``[a, b)`` widened to whole space-separated tokens (a ``\\w+`` run never holds a space).
-
-    Scans of such spans never split a run, and spans made this way either nest or meet at a
-    token boundary, so scanning two of them never finds a run twice.
-    """
-    size = len(flat)
-    a = 0 if a <= 0 else size if a >= size else flat.rfind(" ", 0, a) + 1
-    if b >= size:
-        b = size
-    elif b > a:
-        cut = flat.find(" ", b - 1)
-        b = size if cut == -1 else cut + 1
-    else:
-        b = a
-    return a, b
-
-
 def scan(
     flat: str,
-    a: int,
-    b: int,
     needles: Iterable[str],
     wanted: frozenset[str],
     seen: dict[str, str | None] | None = None,
+    folded: str | None = None,
 ) -> list[tuple[int, int, str]]:
-    """``(start, end, term)`` of every run starting in ``flat[a:b]`` that makes a query term.
+    """``(start, end, term)`` of every run of ``flat`` that makes a query term, ascending.
 
-    ``a`` and ``b`` are token boundaries (:func:`_cover`). Candidates are the places where a
-    needle starts a word (or follows an ``_`` inside one) in the folded text
-    (:func:`fold`); each candidate run is then tokenized as the index was,
-    so only true matches stay ("art" does not mark "article"), each with the first of its terms
-    that is a query term. With every needle of every wanted term
-    (:meth:`scidx.index.offsets.SnippetHints.needles`) that is every such run. ``seen``
-    remembers each word's verdict for these ``wanted`` terms (the parts of a page share one).
+    Candidates are the places where a needle starts a word (or follows an ``_`` inside one) in
+    the folded text (``folded``, else :func:`fold` of ``flat``: the same length); each
+    candidate run is then tokenized as the index was, so only true matches stay ("art" does
+    not mark "article"), each with the first of its terms that is a query term. With every
+    needle of every wanted term (:meth:`scidx.index.offsets.SnippetHints.needles`) that is
+    every such run. ``seen`` remembers each word's verdict for these ``wanted`` terms (the
+    parts of a page share one).
     """
-    if a >= b or not wanted:
+    if not flat or not wanted:
         return []
-    piece = fold(flat[a:b])
+    piece = fold(flat) if folded is None else folded
     starts: list[int] = []
     add = starts.append
     find = piece.find
@@ -203,16 +186,20 @@ def scan(
     if seen is None:
         seen = {}  # a word's verdict: a page repeats its query's words
     for start in sorted(set(starts)) if len(starts) > 1 else starts:
-        run = word_at(flat, a + start)
+        run = word_at(flat, start)
         if run is None:
             continue
         word = run.group()
         term = seen.get(word, _UNSEEN)
         if term is _UNSEEN:
-            # The run's first query term counts.
-            term = seen[word] = next((t for t in run_terms(word) if t in wanted), None)
+            term = None
+            for made in run_terms(word):
+                if made in wanted:
+                    term = made  # the run's first query term counts
+                    break
+            seen[word] = term
         if term is not None:
-            out.append((a + start, run.end(), term))
+            out.append((start, run.end(), term))
     return out
 
 
@@ -343,27 +330,46 @@ def part_of(data: bytes, lo: int, hi: int, total: int, limit: int) -> Part | Non
     text) flattens to fewer characters than the snippet shows: the caller then reads more, or
     uses the whole text.
     """
-    size = len(data)
-    start = min(max(lo, 0), size)
-    if start:  # never from inside a word: from the first boundary at or after start - 1
-        found = _BOUNDARY.search(data, start - 1)
-        if found is None:
-            start = size
-        elif found.start() >= start:
-            start = found.start()
-    stop = min(max(hi, start), size)
-    if stop < total:
-        found = _BOUNDARY.search(data, stop)
-        if found is None:
-            return None  # the part's last word goes on past what was read
-        stop = found.start()
-    in_code = b"\x02" in data and data.rfind(b"\x02", 0, start) > data.rfind(b"\x03", 0, start)
-    piece = data[start:stop].decode("utf-8", "ignore")  # a forged cut only loses a character
-    flat, code = flatten(CODE_START + piece if in_code else piece)
-    whole = not start and stop >= total
-    if not whole and len(flat) < limit - 2:
-        return None  # much whitespace (indented code) or a forged byte: the whole text
-    return Part(flat, code, start > 0, stop < total, whole)
+    return parts_of([data], [(lo, hi)], [total], limit)[0]
+
+
+def parts_of(
+    datas: Sequence[bytes], spans: Sequence[tuple[int, int]], totals: Sequence[int], limit: int
+) -> list[Part | None]:
+    """:func:`part_of` of each text of a page (``datas[i]``, ``spans[i]``, ``totals[i]``)."""
+    out: list[Part | None] = []
+    search = _BOUNDARY.search
+    for data, (lo, hi), total in zip(datas, spans, totals, strict=True):
+        size = len(data)
+        start = lo if 0 <= lo <= size else 0 if lo < 0 else size
+        if start:  # never from inside a word: from the first boundary at or after start - 1
+            found = search(data, start - 1)
+            if found is None:
+                start = size
+            elif found.start() >= start:
+                start = found.start()
+        stop = hi if start <= hi <= size else start if hi < start else size
+        if stop < total:
+            found = search(data, stop)
+            if found is None:
+                out.append(None)  # the part's last word goes on past what was read
+                continue
+            stop = found.start()
+        raw = data[start:stop]
+        if b"\x02" in data and data.rfind(b"\x02", 0, start) > data.rfind(b"\x03", 0, start):
+            raw = b"\x02" + raw  # the part starts inside a code block
+        code: list[tuple[int, int]] = []
+        if not raw.translate(None, _PRINTABLE_ASCII) and b"  " not in raw:
+            # Already flat (flatten's first case, checked on the bytes: cheaper than on a str).
+            flat = raw.strip(b" ").decode("ascii")
+        else:
+            flat, code = flatten(raw.decode("utf-8", "ignore"))  # a forged cut loses a character
+        whole = not start and stop >= total
+        if not whole and len(flat) < limit - 2:
+            out.append(None)  # much whitespace (indented code) or a forged byte: the whole text
+            continue
+        out.append(Part(flat, code, start > 0, stop < total, whole))
+    return out
 
 
 def snippets_of_parts(
@@ -377,44 +383,67 @@ def snippets_of_parts(
     """
     needles = tuple(needles)
     seen: dict[str, str | None] = {}
-    found: list[Sequence[_Match] | None] = [None] * len(parts)
-    # The ASCII parts are scanned as one text (one pass per needle for them all); each other
-    # part alone: a single wide character makes a whole text wide in memory, and folding and
-    # searching it then cost more than the parts' own passes.
-    narrow = [i for i, part in enumerate(parts) if part.flat.isascii()]
-    if len(narrow) > 1:
-        joined = "\n".join(parts[i].flat for i in narrow)  # "\n" ends every run
-        matches = scan(joined, 0, len(joined), needles, wanted, seen)
-        k, count, base = 0, len(matches), 0
-        for i in narrow:
-            end = base + len(parts[i].flat)
-            mine: list[_Match] = []
-            while k < count and matches[k][0] < end:
-                a, b, term = matches[k]
-                mine.append((a - base, b - base, term))
-                k += 1
-            found[i] = mine
-            base = end + 1
+    if len(parts) == 1:
+        part = parts[0]
+        return [snippet_of_part(part, scan(part.flat, needles, wanted, seen), limit)]
+    # The parts are scanned as one text (one pass per needle for them all). Folding is done
+    # part by part when one is not ASCII: str.lower takes its slow path for a whole text
+    # with a single wide character, and the ASCII parts need only the fast one.
+    flats = [part.flat for part in parts]
+    joined = "\n".join(flats)  # "\n" ends every run
+    folded = None if joined.isascii() else "\n".join([fold(flat) for flat in flats])
+    matches = scan(joined, needles, wanted, seen, folded)
+    # Each part's matches are a slice of them, in the joined text's offsets (``base``).
+    starts = [m[0] for m in matches]
     out: list[Snippet] = []
-    for part, its in zip(parts, found, strict=True):
-        if its is None:  # a wide part (or the only narrow one)
-            its = scan(part.flat, 0, len(part.flat), needles, wanted, seen)
-        out.append(snippet_of_part(part, its, limit))
+    k = base = 0
+    for part in parts:
+        end = base + len(part.flat)
+        j = bisect_left(starts, end, k)
+        out.append(snippet_of_part(part, matches[k:j], limit, base))
+        k, base = j, end + 1
     return out
 
 
-def snippet_of_part(part: Part, matches: Sequence[_Match], limit: int) -> Snippet:
-    """The snippet of ``part`` given its matches (ascending): its best window, marked."""
+def snippet_of_part(part: Part, matches: Sequence[_Match], limit: int, base: int = 0) -> Snippet:
+    """The snippet of ``part`` given its matches (ascending): its best window, marked.
+
+    ``matches`` may be offsets into a longer text holding ``part.flat`` at ``base``.
+    """
     flat = part.flat
-    first, last, cut, _, _ = _frame(flat, matches, limit, whole=part.whole)
-    lead = "…" if part.lead or (cut and first > 0) else ""
-    tail = "…" if part.tail or (cut and last < len(flat)) else ""
-    return _render_part(flat, part.code, matches, first, last, lead, tail)
+    size = len(flat)
+    if not matches or size <= (limit if part.whole else limit - 2) or limit < 8:
+        first, last, cut, _, _ = _frame(flat, _moved(matches, base), limit, whole=part.whole)
+        lead = "…" if part.lead or (cut and first > 0) else ""
+        tail = "…" if part.tail or (cut and last < size) else ""
+        return _render_part(flat, part.code, matches, first, last, lead, tail, base)
+    budget = limit - 2  # room for the two ellipses
+    if matches[-1][1] - matches[0][0] <= budget:  # they all fit: the first window holds all
+        lo, hi = matches[0][0] - base, matches[-1][1] - base
+    else:
+        i, j = _window(matches, budget)
+        lo, hi = matches[i][0] - base, matches[j][1] - base
+    slack = budget - (hi - lo)
+    # A short lead-in; most room after the matches.
+    start = lo - (slack // 3 if slack < 180 else 60) if slack > 0 else lo
+    start = start if start > 0 else 0
+    end = start + budget if start + budget < size else size
+    start = end - budget if end > budget else 0
+    start, end = _word_cut(flat, start, end)
+    lead = "…" if part.lead or start > 0 else ""
+    tail = "…" if part.tail or end < size else ""
+    return _render_part(flat, part.code, matches, start, end, lead, tail, base)
+
+
+def _moved(matches: Sequence[_Match], base: int) -> Sequence[_Match]:
+    """``matches`` as offsets into the text that starts at ``base``."""
+    return [(a - base, b - base, t) for a, b, t in matches] if base else matches
 
 
 # A byte of whitespace (ASCII: what flatten collapses) or a code marker: tokens end there.
 _BOUNDARY = re.compile(rb"[\s\x02\x03]")
-_BOUNDARY_BYTES = (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c", b"\x02", b"\x03")
+# Printable ASCII: a part of nothing else (and no double space) needs no flattening.
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7F))
 
 
 # (start, end, term): the term is a string from the scan, an index from the stored offsets.
@@ -479,19 +508,23 @@ def _render_part(
     end: int,
     lead: str,
     tail: str,
+    base: int = 0,
 ) -> Snippet:
-    """The :class:`Snippet` ``lead + flat[start:end] + tail``, with its marks and code."""
-    move = len(lead) - start
-    marks = []
-    for a, b, _ in matches:
-        if a < end and b > start:
-            marks.append(
-                (a + move if a > start else start + move, b + move if b < end else end + move)
-            )
+    """The :class:`Snippet` ``lead + flat[start:end] + tail``, with its marks and code.
+
+    ``matches`` are offsets into a text holding ``flat`` at ``base``.
+    """
+    move = len(lead) - start - base
+    lo, hi = start + base, end + base  # the shown text in the matches' offsets
+    marks = tuple(
+        [
+            (a + move if a > lo else lo + move, b + move if b < hi else hi + move)
+            for a, b, _ in matches
+            if a < hi and b > lo
+        ]
+    )
     return _snippet(
-        lead + flat[start:end] + tail,
-        tuple(marks),
-        _clip(code, start, end, len(lead)) if code else (),
+        lead + flat[start:end] + tail, marks, _clip(code, start, end, len(lead)) if code else ()
     )
 
 

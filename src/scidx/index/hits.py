@@ -260,34 +260,69 @@ class _Page:
             return
         terms = tuple(dict.fromkeys(t for t in self.terms if t))
         hints = corpus.hints
-        needles_of = hints.needles if hints is not None else _default_needles
-        needles = tuple(sorted({n for t in terms for n in needles_of(t)}))
+        needles = hints.needles_of(terms) if hints is not None else _default_needles(terms)
         wanted = frozenset(terms)
         rows = [state["_row"] for state in todo]
         store: TextStore | None = getattr(corpus.chunk_text, "store", None)
         parts: list[tuple[int, int] | None] = [None] * len(todo)
         sizes: list[int] = []
         if hints is not None and hints.has_where and store is not None and chars >= 8:
-            sizes = [store.clean_size(row) for row in rows]
+            sizes = store.clean_sizes(rows)
             parts = self._regions(hints, rows, sizes, terms, chars - 2)
         hl = _highlight()
+        made = self._parts(hl, store, rows, parts, sizes, chars) if store is not None else None
         ready: list[dict[str, Any]] = []
         texts: list[Part] = []
         for i, state in enumerate(todo):
-            try:
-                part, made = parts[i], None
-                if part is not None and store is not None:
-                    made = _part(hl, store, rows[i], part, sizes[i], chars)
-                if made is None:  # no window hint, or the text is short: the whole text
-                    made = hl.whole_part(corpus.plain(rows[i]))
-            except ScidxError:
-                continue  # this hit's own read raises
+            part = made[i] if made is not None else None
+            if part is None:  # no window hint, or the text is short: the whole text
+                try:
+                    part = hl.whole_part(corpus.plain(rows[i]))
+                except ScidxError:
+                    continue  # this hit's own read raises
             ready.append(state)
-            texts.append(made)
+            texts.append(part)
         if texts:
             made_all = hl.snippets_of_parts(texts, needles, wanted, chars)
             for state, snippet in zip(ready, made_all, strict=True):
                 state["snippet_parts"] = snippet
+
+    @staticmethod
+    def _parts(
+        hl: Any,
+        store: TextStore,
+        rows: list[int],
+        spans: list[tuple[int, int] | None],
+        sizes: list[int],
+        chars: int,
+    ) -> list[Part | None]:
+        """The part of each row's text its snippet comes from (None: the whole text).
+
+        The bytes of the page's parts are inflated in one pass, each only up to its part (and
+        the rest of its last word, when that fits in 64 bytes; else the whole text is read).
+        See :func:`~scidx.index.highlight.parts_of`. A row whose bytes cannot be read gets
+        None: its own read of the whole text then raises.
+        """
+        out: list[Part | None] = [None] * len(rows)
+        at = [i for i, span in enumerate(spans) if span is not None]
+        if not at:
+            return out
+        chosen: list[tuple[int, int]] = [span for span in spans if span is not None]
+        try:
+            datas = store.prefixes([rows[i] for i in at], [span[1] + 64 for span in chosen])
+        except ScidxError:
+            return out
+        totals = [sizes[i] for i in at]
+        for i, data, span, total, part in zip(
+            at, datas, chosen, totals, hl.parts_of(datas, chosen, totals, chars), strict=True
+        ):
+            if part is None and len(data) < total:  # a long last word, or much whitespace
+                try:
+                    part = hl.part_of(store.prefix(rows[i], total), *span, total, chars)
+                except ScidxError:
+                    part = None
+            out[i] = part
+        return out
 
     def _regions(
         self,
@@ -302,7 +337,9 @@ class _Page:
         Rows whose postings cannot be read (a corrupt run) get None (the whole text).
         """
         at = np.asarray(rows, dtype=np.int64)
-        posts: list[list[int]] = []
+        places: list[Any] = []  # per term with postings: where each row would be among them
+        found_rows: list[Any] = []  # and the row found there
+        firsts: list[int] = []
         lookup, start = self.postings.postings, hints.start
         typed: dict[Any, Any] = {}
         for term in terms:
@@ -311,44 +348,29 @@ class _Page:
             except ScidxError:
                 return [None] * len(rows)
             begin = start(term)
-            if not found or begin < 0:
+            if not found or begin < 0 or not found[0][0].shape[0]:
                 continue  # no chunk has the term: it adds nothing to any row
             docs = found[0][0]
             # Rows in the postings' own dtype: a mixed-type search would convert all of them.
             mine = typed.get(docs.dtype)
             if mine is None:
                 mine = typed[docs.dtype] = at.astype(docs.dtype)
-            # One binary search and one gather per term; the ten rows are then Python ints.
+            # One binary search and one gather per term, for the page's rows at once.
             pos = docs.searchsorted(mine)
-            got = docs.take(pos, mode="clip").tolist()
-            posts.append(
-                [
-                    begin + i if g == row else -1
-                    for i, g, row in zip(pos.tolist(), got, rows, strict=True)
-                ]
-            )
+            places.append(pos)
+            found_rows.append(docs.take(pos, mode="clip"))
+            firsts.append(begin)
+        if not places:
+            return [None] * len(rows)
+        has = np.asarray(found_rows, dtype=np.int64) == at
+        posts = np.where(has, np.asarray(places) + np.asarray(firsts)[:, None], -1)
         return hints.regions(posts, sizes, budget)
 
 
-def _part(
-    hl: Any, store: TextStore, row: int, part: tuple[int, int], total: int, chars: int
-) -> Part | None:
-    """The text of chunk ``row``'s bytes ``part``, inflating only up to there.
-
-    See :func:`~scidx.index.highlight.part_of`. None when it does not fill the snippet (the
-    caller uses the whole text).
-    """
-    want = part[1] + 64  # and the rest of the last word
-    while True:
-        data = store.prefix(row, want)
-        made: Part | None = hl.part_of(data, *part, total, chars)
-        if made is not None or len(data) >= total:
-            return made
-        want = total  # a long last word, or much whitespace: read the text
-
-
-def _default_needles(term: str) -> tuple[str, ...]:
-    return (_highlight().needle(term),)
+def _default_needles(terms: Sequence[str]) -> tuple[str, ...]:
+    """The needles of ``terms`` in an index without stored ones, sorted."""
+    needle = _highlight().needle
+    return tuple(sorted({needle(t) for t in terms}))
 
 
 @functools.cache

@@ -83,19 +83,17 @@ class SnippetHints:
         bm25: The index's BM25 arrays (a posting's place is found from them).
     """
 
-    __slots__ = ("_bm25", "_firsts", "_needles", "_starts", "_table", "_view", "_where", "p")
+    __slots__ = ("_bm25", "_firsts", "_needles", "_pages", "_starts", "_table", "_where", "p")
 
     def __init__(self, where: npt.NDArray[np.uint8] | None, needles: Any, bm25: BM25Arrays) -> None:
         self._where = where
         self._table = needles
         self._needles: dict[str, tuple[str, ...]] | None = None
+        self._pages: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._bm25 = bm25
         self._starts: dict[str, int] = {}
         self._firsts: npt.NDArray[np.int64] | None = None
         self.p = int(where.shape[0]) if where is not None else 0
-        # Its bytes read as Python ints (a memoryview; None: not a plain byte view, numpy reads).
-        view = where.data if where is not None and where.flags.c_contiguous else None
-        self._view = view if view is not None and view.format == "B" else None
 
     @property
     def has_where(self) -> bool:
@@ -130,6 +128,17 @@ class SnippetHints:
             table = self._needles = self._read_needles()
         extra = table.get(term)
         return (needle(term), *extra) if extra else (needle(term),)
+
+    def needles_of(self, terms: tuple[str, ...]) -> tuple[str, ...]:
+        """Every needle of every one of ``terms``, sorted (memoised: a page's query repeats)."""
+        memo = self._pages
+        found = memo.get(terms)
+        if found is None:
+            found = tuple(sorted({n for t in terms for n in self.needles(t)}))
+            if len(memo) >= 4096:
+                memo.clear()  # bounded; a dict op is atomic, so threads may share it
+            memo[terms] = found
+        return found
 
     def _read_needles(self) -> dict[str, tuple[str, ...]]:
         out: dict[str, list[str]] = {}
@@ -168,24 +177,22 @@ class SnippetHints:
         return found
 
     def regions(
-        self, posts: Sequence[Sequence[int]], sizes: Sequence[int], budget: int
+        self, posts: npt.NDArray[np.int64], sizes: Sequence[int], budget: int
     ) -> list[tuple[int, int] | None]:
         """:func:`region` of a page's rows at once.
 
         Args:
-            posts: ``[terms][rows]`` posting indexes of each query term in each row (-1: the
+            posts: ``[terms, rows]`` posting indexes of each query term in each row (-1: the
                 row does not have the term; one out of range, forged, counts as -1).
             sizes: Each row's flat text length.
             budget: The window's characters.
         """
-        where: Any = self._view if self._view is not None else self._where
-        p = self.p
+        where = self._where
         if where is None:
             return [None] * len(sizes)  # no bytes: the whole texts
-        # A page is ~10 rows x ~9 terms: Python ints read from a memoryview cost less than
-        # the numpy calls (gather, clip, mask) that would read the same 90 bytes.
-        bits = [[where[x] if 0 <= x < p else 0 for x in row] for row in posts]
-        return regions(bits, sizes, budget)
+        inside = (posts >= 0) & (posts < self.p)
+        bits = where.take(np.where(inside, posts, 0)) if self.p else np.zeros(posts.shape, "u1")
+        return regions(np.where(inside, bits, 0), sizes, budget)
 
 
 def _first_postings(bm25: BM25Arrays) -> npt.NDArray[np.int64]:
@@ -259,60 +266,47 @@ def _part(e: int, w: int, length: int) -> tuple[int, int]:
 
 # A term's part of a run's score from its byte's overlap with the run of eighths: 1024 for
 # having any (distinct terms first), plus one per eighth (then the most bits).
-def _score(b: int) -> int:
-    return 1024 + b.bit_count() if b else 0
-
-
-_FIELD = 32  # bits per start in a packed score: room for 4 million terms' 1032 each
+_DISTINCT = 1024
 
 
 @functools.cache
-def _packed(w: int) -> tuple[int, ...]:
-    """For a span of ``w`` eighths: each byte's score at every start, packed in one int.
+def _score_table() -> npt.NDArray[np.int32]:
+    """``table[w, b, e]``: the score of byte ``b`` for the run of ``w`` eighths from ``e``.
 
-    The score at start ``e`` (the byte's overlap with eighths ``e .. e + w - 1``) sits in bits
-    ``[32e, 32e + 32)``, so adding the packed ints of a row's terms adds the scores of all its
-    starts at once. Starts that leave fewer than ``w`` eighths, and ``w`` 0 or 8 (no part is
-    chosen), score 0.
+    A page's region scores are then one gather and one sum (:func:`regions`). Starts that
+    leave fewer than ``w`` eighths, and ``w`` 0 or 8 (no part is chosen), score 0.
     """
-    if not 0 < w < EIGHTHS:
-        return (0,) * 256
-    full = (1 << w) - 1
-    return tuple(
-        sum(_score(b & (full << e)) << (_FIELD * e) for e in range(EIGHTHS - w + 1))
-        for b in range(256)
-    )
-
-
-_LOW = (1 << _FIELD) - 1
+    table = np.zeros((EIGHTHS + 1, 256, EIGHTHS), dtype=np.int32)
+    byte = np.arange(256, dtype=np.int32)
+    for w in range(1, EIGHTHS):
+        full = (1 << w) - 1
+        for e in range(EIGHTHS - w + 1):
+            overlap = byte & (full << e)
+            count = sum((overlap >> k) & 1 for k in range(EIGHTHS))
+            table[w, :, e] = np.where(overlap != 0, _DISTINCT + count, 0)
+    table.setflags(write=False)
+    return table
 
 
 def regions(
-    bits: Sequence[Sequence[int]] | npt.NDArray[np.uint8], sizes: Sequence[int], budget: int
+    bits: Sequence[Sequence[int]] | npt.NDArray[Any], sizes: Sequence[int], budget: int
 ) -> list[tuple[int, int] | None]:
     """:func:`region` of each row (``bits[t][r]`` of each term ``t``, ``sizes[r]``).
 
-    Each term's byte adds its packed scores (:func:`_packed`) to its row's sum; the row's part
-    starts at the first best start.
+    Each term's byte gives its score at every start (:func:`_score_table`); a row's part
+    starts at the first start with the best sum. A page is ~10 rows x ~9 terms: a handful of
+    numpy calls, where a Python loop over the bytes and starts cost about 4 times as much.
     """
-    table = bits.tolist() if isinstance(bits, np.ndarray) else bits
+    n = len(sizes)
+    grid = np.asarray(bits, dtype=np.int64).reshape(-1, n) & 0xFF if n else None
+    if grid is None or not grid.shape[0]:
+        return [None] * n
     # Clamped to 0..8: a budget below 1 (a caller's) chooses no part, as a span of 0 does.
     spans = [min(max(span_of(size, budget), 0), EIGHTHS) if size > 0 else EIGHTHS for size in sizes]
-    packed = [_packed(w) for w in spans]
-    sums = [0] * len(sizes)
-    for row in table:
-        for r, b in enumerate(row):
-            if b:
-                sums[r] += packed[r][b & 0xFF]
-    out: list[tuple[int, int] | None] = []
-    for size, w, total in zip(sizes, spans, sums, strict=True):
-        if not total:  # every bit clear, or the whole text (w 0 or 8 packs nothing)
-            out.append(None)
-            continue
-        best = pick = 0
-        for e in range(EIGHTHS - w + 1):
-            score = (total >> (_FIELD * e)) & _LOW
-            if score > best:
-                best, pick = score, e
-        out.append(_part(pick, w, size))
-    return out
+    sums = _score_table()[np.asarray(spans)[None, :], grid].sum(axis=0, dtype=np.int64)
+    picks = sums.argmax(axis=1).tolist()  # the first best start
+    bests = sums.max(axis=1).tolist()
+    return [
+        _part(e, w, size) if best else None  # 0: every bit clear, or the whole text
+        for e, w, size, best in zip(picks, spans, sizes, bests, strict=True)
+    ]

@@ -352,6 +352,13 @@ class TextStore:
         a, b = self.parts(row)
         return b if self.width == 2 else a
 
+    def clean_sizes(self, rows: Sequence[int]) -> list[int]:
+        """:meth:`clean_size` of each of ``rows``."""
+        lens, w = self._fast_len, self.width
+        if lens is None or not rows or min(rows) < 0 or max(rows) >= self.n:
+            return [self.clean_size(row) for row in rows]
+        return [lens[row * w + w - 1] for row in rows]  # C = 1: the Markdown is the clean text
+
     def prefix(self, row: int, size: int) -> bytes:
         """The first ``min(size, clean_size(row))`` bytes of chunk ``row``'s clean text.
 
@@ -361,28 +368,52 @@ class TextStore:
             IndexError: ``row`` is out of range.
             CorruptIndexError: As :meth:`first`.
         """
-        found = self._firsts.get(row) if self.width == 2 else self._memo.get(row)
-        if found is not None:
-            return found[:size]
-        start, end = self._bounds(row)
-        a, b = self.parts(row)
-        total = a + b if self.width == 2 else a
-        if total > MAX_RATIO * (end - start) + 64:
-            raise self._too_long(row, total, end - start)
-        want = min(size, b if self.width == 2 else a)
+        return self.prefixes([row], [size])[0]
+
+    def prefixes(self, rows: Sequence[int], sizes: Sequence[int]) -> list[bytes]:
+        """:meth:`prefix` of each of ``rows`` (a page of snippets), in one loop.
+
+        Raises:
+            IndexError: A row is out of range.
+            CorruptIndexError: As :meth:`first`.
+        """
+        width = self.width
+        memo = self._firsts if width == 2 else self._memo
+        # Native memoryviews give Python ints; other layouts (never made by the packer) numpy's.
+        ptr: Any = self._fast_ptr if self._fast_ptr is not None else self._ptr
+        lens: Any = self._fast_len if self._fast_len is not None else self._lengths.reshape(-1)
         view = self._view
-        stored = view[start:end] if view is not None else self._data[start:end].tobytes()
-        try:
-            out: bytes = self._primed_copy().decompress(stored, want) if want > 0 else b""
-        except zlib.error as exc:
-            raise self._error(
-                f"array `text.data` holds a bad stream for chunk {row} ({exc})"
-            ) from None
-        if len(out) != want:
-            raise self._error(
-                f"array `text.data` inflates to fewer bytes than the {want} of the clean text "
-                f"`text.len` declares for chunk {row}"
-            )
+        copy = self._primed_copy
+        n, nbytes = self.n, self._nbytes
+        out: list[bytes] = []
+        for row, size in zip(rows, sizes, strict=True):
+            found = memo.get(row)
+            if found is not None:
+                out.append(found[:size])
+                continue
+            if not 0 <= row < n:
+                self._bounds(row)  # raises IndexError
+            start, end = int(ptr[row]), int(ptr[row + 1])
+            if not start <= end <= nbytes:
+                self._bounds(row)  # raises, naming the row
+            a = int(lens[row * width])
+            clean = int(lens[row * width + 1]) if width == 2 else a
+            if (a + clean if width == 2 else a) > MAX_RATIO * (end - start) + 64:
+                raise self._too_long(row, a + clean if width == 2 else a, end - start)
+            want = size if size < clean else clean
+            stored = view[start:end] if view is not None else self._data[start:end].tobytes()
+            try:
+                data: bytes = copy().decompress(stored, want) if want > 0 else b""
+            except zlib.error as exc:
+                raise self._error(
+                    f"array `text.data` holds a bad stream for chunk {row} ({exc})"
+                ) from None
+            if len(data) != want:
+                raise self._error(
+                    f"array `text.data` inflates to fewer bytes than the {want} of the clean "
+                    f"text `text.len` declares for chunk {row}"
+                )
+            out.append(data)
         return out
 
     def first(self, row: int) -> bytes:
