@@ -427,24 +427,8 @@ class TextStore:
         found = memo.get(row)
         if found is not None:
             return found
-        start, end = self._bounds(row)
-        a, b = self.parts(row)
-        if a + b > MAX_RATIO * (end - start) + 64:
-            raise self._too_long(row, a + b, end - start)
-        view = self._view
-        stored = view[start:end] if view is not None else self._data[start:end].tobytes()
-        try:
-            # max_length 0 means "no limit": an empty clean text needs no inflating.
-            out: bytes = self._primed_copy().decompress(stored, b) if b else b""
-        except zlib.error as exc:
-            raise self._error(
-                f"array `text.data` holds a bad stream for chunk {row} ({exc})"
-            ) from None
-        if len(out) != b:
-            raise self._error(
-                f"array `text.data` inflates to fewer bytes than the {b} of the clean text "
-                f"`text.len` declares for chunk {row}"
-            )
+        b = self.clean_size(row) if 0 <= row < self.n else 0
+        out = self.prefixes([row], [b])[0]  # raises IndexError for a row out of range
         if b <= _MEMO_RECORD_BYTES:
             if len(memo) >= _MEMO_RECORDS:
                 memo.clear()  # bounded; a race only inflates a record twice
