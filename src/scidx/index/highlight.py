@@ -411,33 +411,10 @@ def snippet_of_part(part: Part, matches: Sequence[_Match], limit: int, base: int
     ``matches`` may be offsets into a longer text holding ``part.flat`` at ``base``.
     """
     flat = part.flat
-    size = len(flat)
-    if not matches or size <= (limit if part.whole else limit - 2) or limit < 8:
-        first, last, cut, _, _ = _frame(flat, _moved(matches, base), limit, whole=part.whole)
-        lead = "…" if part.lead or (cut and first > 0) else ""
-        tail = "…" if part.tail or (cut and last < size) else ""
-        return _render_part(flat, part.code, matches, first, last, lead, tail, base)
-    budget = limit - 2  # room for the two ellipses
-    if matches[-1][1] - matches[0][0] <= budget:  # they all fit: the first window holds all
-        lo, hi = matches[0][0] - base, matches[-1][1] - base
-    else:
-        i, j = _window(matches, budget)
-        lo, hi = matches[i][0] - base, matches[j][1] - base
-    slack = budget - (hi - lo)
-    # A short lead-in; most room after the matches.
-    start = lo - (slack // 3 if slack < 180 else 60) if slack > 0 else lo
-    start = start if start > 0 else 0
-    end = start + budget if start + budget < size else size
-    start = end - budget if end > budget else 0
-    start, end = _word_cut(flat, start, end)
-    lead = "…" if part.lead or start > 0 else ""
-    tail = "…" if part.tail or end < size else ""
-    return _render_part(flat, part.code, matches, start, end, lead, tail, base)
-
-
-def _moved(matches: Sequence[_Match], base: int) -> Sequence[_Match]:
-    """``matches`` as offsets into the text that starts at ``base``."""
-    return [(a - base, b - base, t) for a, b, t in matches] if base else matches
+    first, last, cut, _, _ = _frame(flat, matches, limit, whole=part.whole, base=base)
+    lead = "…" if part.lead or (cut and first > 0) else ""
+    tail = "…" if part.tail or (cut and last < len(flat)) else ""
+    return _render_part(flat, part.code, matches, first, last, lead, tail, base)
 
 
 # A byte of whitespace (ASCII: what flatten collapses) or a code marker: tokens end there.
@@ -462,27 +439,32 @@ def _assemble(
 _Frame = tuple[int, int, bool, int, int]
 
 
-def _frame(flat: str, matches: Sequence[_Match], limit: int, *, whole: bool = True) -> _Frame:
+def _frame(
+    flat: str, matches: Sequence[_Match], limit: int, *, whole: bool = True, base: int = 0
+) -> _Frame:
     """The part of ``flat`` the snippet shows, and the span of the matches that chose it.
 
     ``whole`` False: ``flat`` is a part of a longer text, shown with "…" on both sides, so
-    only ``limit - 2`` characters fit however short it is.
+    only ``limit - 2`` characters fit however short it is. ``matches`` are offsets into a
+    text holding ``flat`` at ``base``.
     """
     if len(flat) <= (limit if whole else limit - 2):
         return 0, len(flat), False, 0, 0
     if limit < 8:  # too short for ellipses and whole words to make sense
         return 0, limit, False, 0, 0
     budget = limit - 2  # room for the two ellipses
-    lo = hi = 0
+    lo = hi = start = 0
     if matches:
         i, j = _window(matches, budget)
-        lo, hi = matches[i][0], matches[j][1]
-        slack = max(budget - (hi - lo), 0)
-        start = max(0, lo - min(slack // 3, 60))  # a short lead-in; most room after the matches
-    else:
-        start = 0
-    end = min(len(flat), start + budget)
-    start = max(0, end - budget)
+        lo, hi = matches[i][0] - base, matches[j][1] - base
+        # Conditional expressions, not min/max: this runs for every hit of every page.
+        slack = budget - (hi - lo)
+        # A short lead-in (a third of the slack, at most 60); most room after the matches.
+        start = lo - (slack // 3 if slack < 180 else 60) if slack > 0 else lo
+        start = start if start > 0 else 0
+    size = len(flat)
+    end = start + budget if start + budget < size else size
+    start = end - budget if end > budget else 0
     start, end = _word_cut(flat, start, end)
     return start, end, True, lo, hi
 
