@@ -398,8 +398,9 @@ class TextStore:
                 self._bounds(row)  # raises, naming the row
             a = int(lens[row * width])
             clean = int(lens[row * width + 1]) if width == 2 else a
-            if (a + clean if width == 2 else a) > MAX_RATIO * (end - start) + 64:
-                raise self._too_long(row, a + clean if width == 2 else a, end - start)
+            total = a + clean if width == 2 else a  # the whole record's declared bytes
+            if total > MAX_RATIO * (end - start) + 64:
+                raise self._too_long(row, total, end - start)
             want = size if size < clean else clean
             stored = view[start:end] if view is not None else self._data[start:end].tobytes()
             try:
