@@ -368,8 +368,12 @@ def parts_of(
         if not whole and len(flat) < limit - 2:
             out.append(None)  # much whitespace (indented code) or a forged byte: the whole text
             continue
-        out.append(Part(flat, code, start > 0, stop < total, whole))
+        out.append(_new_part(Part, (flat, code, start > 0, stop < total, whole)))
     return out
+
+
+# Part's generated __new__ is a Python frame; a page makes ten.
+_new_part = tuple.__new__
 
 
 def snippets_of_parts(

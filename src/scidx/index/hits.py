@@ -258,7 +258,9 @@ class _Page:
                     todo.append(state)
         if not todo:
             return
-        terms = tuple(dict.fromkeys(t for t in self.terms if t))
+        terms = tuple(dict.fromkeys(self.terms))  # a search's are already distinct
+        if "" in terms:
+            terms = tuple(t for t in terms if t)
         hints = corpus.hints
         needles = hints.needles_of(terms) if hints is not None else _default_needles(terms)
         wanted = frozenset(terms)
@@ -340,17 +342,18 @@ class _Page:
         places: list[Any] = []  # per term with postings: where each row would be among them
         found_rows: list[Any] = []  # and the row found there
         firsts: list[int] = []
-        lookup, start = self.postings.postings, hints.start
+        try:
+            found = self.postings.postings(terms)
+        except ScidxError:
+            return [None] * len(rows)
+        # Both omit the terms the index does not have (the same binary search of term_hash).
+        begins = [begin for begin in map(hints.start, terms) if begin >= 0]
+        if len(begins) != len(found):
+            return [None] * len(rows)
         typed: dict[Any, Any] = {}
-        for term in terms:
-            try:
-                found = lookup([term])
-            except ScidxError:
-                return [None] * len(rows)
-            begin = start(term)
-            if not found or begin < 0 or not found[0][0].shape[0]:
+        for (docs, _, _), begin in zip(found, begins, strict=True):
+            if not docs.shape[0]:
                 continue  # no chunk has the term: it adds nothing to any row
-            docs = found[0][0]
             # Rows in the postings' own dtype: a mixed-type search would convert all of them.
             mine = typed.get(docs.dtype)
             if mine is None:

@@ -190,9 +190,11 @@ class SnippetHints:
         where = self._where
         if where is None:
             return [None] * len(sizes)  # no bytes: the whole texts
+        if not self.p:
+            return regions(np.zeros(posts.shape, "u1"), sizes, budget)
         inside = (posts >= 0) & (posts < self.p)
-        bits = where.take(np.where(inside, posts, 0)) if self.p else np.zeros(posts.shape, "u1")
-        return regions(np.where(inside, bits, 0), sizes, budget)
+        # A clipped read of an outside posting is masked out: one gather, no index rewrite.
+        return regions(where.take(posts, mode="clip") * inside, sizes, budget)
 
 
 def _first_postings(bm25: BM25Arrays) -> npt.NDArray[np.int64]:
@@ -298,12 +300,17 @@ def regions(
     numpy calls, where a Python loop over the bytes and starts cost about 4 times as much.
     """
     n = len(sizes)
-    grid = np.asarray(bits, dtype=np.int64).reshape(-1, n) & 0xFF if n else None
-    if grid is None or not grid.shape[0]:
+    if not n or budget < 1:  # a budget below 1 (a caller's) chooses no part
         return [None] * n
-    # Clamped to 0..8: a budget below 1 (a caller's) chooses no part, as a span of 0 does.
-    spans = [min(max(span_of(size, budget), 0), EIGHTHS) if size > 0 else EIGHTHS for size in sizes]
-    sums = _score_table()[np.asarray(spans)[None, :], grid].sum(axis=0, dtype=np.int64)
+    if isinstance(bits, np.ndarray) and bits.dtype == np.uint8:
+        grid = bits.reshape(-1, n)  # the bytes as read: already table rows
+    else:
+        grid = np.asarray(bits, dtype=np.int64).reshape(-1, n) & 0xFF
+    if not grid.shape[0]:
+        return [None] * n
+    # Capped at 8 (the whole text); budget >= 1 and size > 0 make every span at least 1.
+    spans = [min(span_of(size, budget), EIGHTHS) if size > 0 else EIGHTHS for size in sizes]
+    sums = _score_table()[spans, grid].sum(axis=0, dtype=np.int64)
     picks = sums.argmax(axis=1).tolist()  # the first best start
     bests = sums.max(axis=1).tolist()
     return [

@@ -379,9 +379,12 @@ class TextStore:
         """
         width = self.width
         memo = self._firsts if width == 2 else self._memo
-        # Native memoryviews give Python ints; other layouts (never made by the packer) numpy's.
-        ptr: Any = self._fast_ptr if self._fast_ptr is not None else self._ptr
-        lens: Any = self._fast_len if self._fast_len is not None else self._lengths.reshape(-1)
+        # Native memoryviews give Python ints; other layouts (never made by the packer) numpy
+        # scalars, made ints (a sum of two <u2 scalars would wrap).
+        ptr: Any = self._fast_ptr if self._fast_ptr is not None else _Ints(self._ptr)
+        lens: Any = self._fast_len
+        if lens is None:
+            lens = _Ints(self._lengths.reshape(-1))
         view = self._view
         copy = self._primed_copy
         n, nbytes = self.n, self._nbytes
@@ -393,12 +396,14 @@ class TextStore:
                 continue
             if not 0 <= row < n:
                 self._bounds(row)  # raises IndexError
-            start, end = int(ptr[row]), int(ptr[row + 1])
+            start, end = ptr[row], ptr[row + 1]
             if not start <= end <= nbytes:
                 self._bounds(row)  # raises, naming the row
-            a = int(lens[row * width])
-            clean = int(lens[row * width + 1]) if width == 2 else a
-            total = a + clean if width == 2 else a  # the whole record's declared bytes
+            if width == 2:
+                a, clean = lens[row * 2], lens[row * 2 + 1]
+                total = a + clean  # the whole record's declared bytes
+            else:
+                total = clean = lens[row]
             if total > MAX_RATIO * (end - start) + 64:
                 raise self._too_long(row, total, end - start)
             want = size if size < clean else clean
@@ -452,6 +457,18 @@ class TextStore:
                 self.plain(row)
         self._memo.clear()
         self._firsts.clear()
+
+
+class _Ints:
+    """A 1-D numpy array read as Python ints."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: npt.NDArray[Any]) -> None:
+        self.array = array
+
+    def __getitem__(self, i: int) -> int:
+        return int(self.array[i])
 
 
 def _dtype(header: Header, name: str, *allowed: str) -> str:
