@@ -133,6 +133,17 @@ def test_a_page_of_headings_reads_as_cheaply_as_the_indexed_column(derived: byte
         assert column.take([0, 3, 5]) == ["\x1f".join(idx.chunk(i).heading_path) for i in (0, 3, 5)]
 
 
+def test_a_page_of_anchors_reads_as_row_by_row(derived: bytes) -> None:
+    with load_bytes(derived) as idx:
+        column = idx._live().corpus.chunk_anchor  # noqa: SLF001
+        rows = [7, 0, 3, 3, -1]
+        assert column.take(rows) == [column[i] for i in rows]
+        assert column.take([2, 4]) == [idx.chunk(i).anchor for i in (2, 4)]
+        assert column.take([]) == []
+        with pytest.raises(IndexError):
+            column.take([1, 8])
+
+
 def _set(name: str, value: int) -> Any:
     def mutate(a: dict[str, np.ndarray], m: dict[str, Any]) -> None:
         array = a[name].copy()
