@@ -191,7 +191,7 @@ class SnippetHints:
         if where is None:
             return [None] * len(sizes)  # no bytes: the whole texts
         if not self.p:
-            return regions(np.zeros(posts.shape, "u1"), sizes, budget)
+            return [None] * len(sizes)  # no postings: every bit clear, the whole texts
         inside = (posts >= 0) & (posts < self.p)
         # A clipped read of an outside posting is masked out: one gather, no index rewrite.
         return regions(where.take(posts, mode="clip") * inside, sizes, budget)
