@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -236,3 +237,29 @@ def test_check_after_a_model_change_is_stale_without_requests(
     code, _, _ = run(["pack-docs", "--config", str(project), "--check"], capsys)
     assert code == 6
     assert server.request_count == 0
+
+
+def _sockets() -> int:
+    """Open sockets of this process (the listing's own descriptor is gone when read)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except FileNotFoundError:
+            pass
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+def test_a_pack_leaves_no_connection_open(
+    project: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pack_docs closes the embedder it made: a long-lived process (mkdocs serve) that packs
+    again and again keeps no connection of a finished pack open."""
+    from scidx.pack.packer import pack_docs
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    before = _sockets()  # the server's listening socket and whatever else is open
+    result = pack_docs(project)
+    assert result.embedded == 4 and server.request_count >= 2
+    assert _sockets() == before

@@ -394,6 +394,28 @@ def pack_docs(
     report = progress or noop_progress
     # --check and --dry-run write nothing, so they replace nothing either.
     run = _gather(config, report, replace=None if check or dry_run else force)
+    try:
+        return _pack_run(run, report, started, force, use_cache, workers, check, dry_run, reuse)
+    finally:
+        # The pack made the embedder, so it ends it: a provider's HTTP connection pool
+        # (openai) is closed now, not whenever a long-lived process (mkdocs serve) collects it.
+        close = getattr(run.embedder, "close", None)
+        if callable(close):
+            close()
+
+
+def _pack_run(
+    run: _Run,
+    report: Progress,
+    started: float,
+    force: bool,
+    use_cache: bool,
+    workers: int | None,
+    check: bool,
+    dry_run: bool,
+    reuse: str | Path | None,
+) -> PackResult:
+    """The body of :func:`pack_docs` once its inputs are gathered (the same arguments)."""
     result = PackResult(output=run.cfg.output, files=len(run.files))
     result.urls = describe_urls(run.cfg.site, run.cfg.url_template)
     if not force and not dry_run and _mark_up_to_date(run, result):
