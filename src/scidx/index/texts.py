@@ -221,10 +221,6 @@ class TextStore:
         self._view = data.data if data.flags.c_contiguous else None
         self._memo: dict[int, bytes] = {}
         self._firsts: dict[int, bytes] = {}  # records' clean texts inflated alone
-        # A decompressor with the dictionary already in its window, copied for each record:
-        # copy() + inflate costs about 4 µs where a new decompressobj(zdict=) + inflate costs
-        # 9 (zlib then rebuilds the window from the dictionary on every record).
-        self._primed: Any = None
 
     def _error(self, what: str) -> CorruptIndexError:
         return CorruptIndexError(f"{self.source}: {what}. {_REBUILD}")
@@ -288,19 +284,21 @@ class TextStore:
             f"{stored} compressed bytes can hold"
         )
 
-    def _primed_copy(self) -> Any:
-        """A decompressor at the start of a stream, the dictionary already in its window."""
-        primed = self._primed
-        if primed is None:
-            primed = self._primed = (
-                zlib.decompressobj(-15, zdict=self._dict) if self._dict else zlib.decompressobj(-15)
-            )
-        return primed.copy()  # never used itself, so every copy starts at the stream's start
+    def _decompressor(self) -> Any:
+        """A decompressor at the start of a stream, the dictionary in its window.
+
+        A new one per record: setting the packer's 16 KiB dictionary copies 16 KiB, where
+        ``copy()`` of a primed decompressor copies its whole 32 KiB window and its state.
+        cachegrind, 2,000 SciFact records inflated up to 900 bytes each: 60k instructions
+        per record against 77k with ``copy()``.
+        """
+        zdict = self._dict
+        return zlib.decompressobj(-15, zdict=zdict) if zdict else zlib.decompressobj(-15)
 
     def _inflate(self, stored: Any, want: int, row: int) -> bytes:
         over = b""
         try:
-            d = self._primed_copy()
+            d = self._decompressor()
             # max_length 0 would mean "no limit": an empty record may inflate 1 byte, no more.
             out: bytes = d.decompress(stored, want or 1)
             if len(out) == want and not d.eof:  # the end code may follow the last output byte
@@ -386,7 +384,7 @@ class TextStore:
         if lens is None:
             lens = _Ints(self._lengths.reshape(-1))
         view = self._view
-        copy = self._primed_copy
+        fresh = self._decompressor
         n, nbytes = self.n, self._nbytes
         out: list[bytes] = []
         for row, size in zip(rows, sizes, strict=True):
@@ -409,7 +407,7 @@ class TextStore:
             want = size if size < clean else clean
             stored = view[start:end] if view is not None else self._data[start:end].tobytes()
             try:
-                data: bytes = copy().decompress(stored, want) if want > 0 else b""
+                data: bytes = fresh().decompress(stored, want) if want > 0 else b""
             except zlib.error as exc:
                 raise self._error(
                     f"array `text.data` holds a bad stream for chunk {row} ({exc})"
