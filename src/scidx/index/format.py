@@ -981,7 +981,9 @@ class StringTable:
             if off is not None and off.format in ("I", "L", "Q") and off.itemsize in (4, 8)
             else None
         )
-        self._fast_data: memoryview | None = data.data if self._fast_offsets is not None else None
+        self._fast_data: memoryview | bytes | None = (
+            data.data if self._fast_offsets is not None else None
+        )
 
     def _check_shapes(
         self, offsets: np.ndarray[Any, Any], data: np.ndarray[Any, Any], part: str
@@ -1196,6 +1198,10 @@ class DeflatedStringTable(StringTable):
         StringTable.__init__(
             self, self._offsets, np.frombuffer(raw, dtype="<u1"), name=self.name, source=self.source
         )
+        if self._fast_data is not None:
+            # The inflated bytes themselves: str() decodes a slice of bytes about a third faster
+            # than a slice of a memoryview (the page of hits reads ids, paths and titles here).
+            self._fast_data = raw
         self._ready = True
 
     def __getitem__(self, i: int) -> str:
