@@ -821,6 +821,32 @@ def test_string_table_access() -> None:
     assert list(table([0], b"")) == []
 
 
+def test_string_table_take_decodes_small_tables_whole() -> None:
+    """take() of a small table reads a list decoded once; every bad row still raises."""
+    values = ["ab", "", "cdé", "x" * 300]
+    blob = "".join(values).encode()
+    offsets = np.cumsum([0] + [len(v.encode()) for v in values]).astype("<u8")
+    t = fmt.StringTable(offsets, np.frombuffer(blob, dtype="<u1"), name="chunk.id")
+    assert t.take([3, 0, 2, 1, 2]) == [values[3], values[0], values[2], values[1], values[2]]
+    assert t._strings == values  # decoded by that take, for the next ones
+    assert t.take([-1, np.int64(1)]) == [values[3], ""]  # as [] does
+    with pytest.raises(IndexError):
+        t.take([0, 4])
+    # A row that is not UTF-8 is left undecoded; taking it names it, the others still read.
+    bad = table([0, 2, 4], b"ab\xff\xfe")
+    assert bad.take([0]) == ["ab"]
+    with pytest.raises(CorruptIndexError, match="row 1 is not valid UTF-8"):
+        bad.take([0, 1])
+    # Offsets out of order: nothing is decoded, and the checked path names the row.
+    disorder = table([0, 4, 2, 5], b"abcde")
+    with pytest.raises(CorruptIndexError, match="row 1 has offsets 4..2"):
+        disorder.take([1])
+    assert disorder._strings is None
+    # Above the row bound a table is read row by row, with the same answers.
+    big = table(list(range(fmt.DECODE_ROWS_MAX + 2)), b"a" * (fmt.DECODE_ROWS_MAX + 1))
+    assert big.take([0, fmt.DECODE_ROWS_MAX]) == ["a", "a"] and big._strings is None
+
+
 def test_string_table_construction_errors() -> None:
     with pytest.raises(CorruptIndexError) as info:
         table([0, 2, 4], b"abcde")

@@ -984,6 +984,9 @@ class StringTable:
         self._fast_data: memoryview | bytes | None = (
             data.data if self._fast_offsets is not None else None
         )
+        # Every string, decoded on the first take() of a small table (see _decode_whole).
+        self._strings: list[str | None] | None = None
+        self._decoded = False
 
     def _check_shapes(
         self, offsets: np.ndarray[Any, Any], data: np.ndarray[Any, Any], part: str
@@ -1050,6 +1053,15 @@ class StringTable:
             IndexError: A row is out of range.
             CorruptIndexError: As for ``[]``.
         """
+        strings = self._strings if self._decoded else self._decode_whole()
+        if strings is not None:
+            n = self._len
+            try:
+                found = [strings[i] if 0 <= i < n else None for i in rows]
+            except TypeError:  # a row that is not an int: the checked path below says so
+                found = [None]
+            if None not in found:
+                return found  # type: ignore[return-value]  # no None left
         off, data, nbytes, n = self._fast_offsets, self._fast_data, self._nbytes, self._len
         if off is None or data is None:
             return [self[i] for i in rows]
@@ -1065,6 +1077,31 @@ class StringTable:
                         pass
             out.append(self[i])  # the checked path raises the right error
         return out
+
+    def _decode_whole(self) -> list[str | None] | None:
+        """Decode every string of a table of at most :data:`DECODE_ROWS_MAX` rows, once.
+
+        A page of hits then reads each string with one list index, about 0.1 µs, instead of
+        slicing and decoding it, 0.5-1 µs (the 7 fields of a page read five tables). The
+        bound keeps the copy small: at most that many strings from at most
+        :data:`DEFLATE_TABLE_MAX` bytes. A row that is not UTF-8 stays None, and offsets out
+        of order leave the whole table undecoded: the checked path names the bad row.
+        """
+        strings: list[str | None] | None = None
+        if self._len <= DECODE_ROWS_MAX and self._nbytes <= DEFLATE_TABLE_MAX:
+            offsets = self._offsets
+            if not np.any(offsets[1:] < offsets[:-1]):  # with 0 first and the length last
+                offs = offsets.tolist()
+                spans = zip(offs[:-1], offs[1:], strict=True)
+                raw = self._data.tobytes()
+                if raw.isascii():
+                    text = raw.decode("ascii")
+                    strings = [text[a:b] for a, b in spans]
+                else:
+                    strings = [_utf8_or_none(raw[a:b]) for a, b in spans]
+        self._strings = strings
+        self._decoded = True
+        return strings
 
     def __iter__(self) -> Iterator[str]:
         """Iterate over all strings in row order."""
@@ -1147,6 +1184,18 @@ def string_table_arrays(name: str, values: Sequence[str]) -> dict[str, np.ndarra
             return out
     out[f"{name}.data"] = data
     return out
+
+
+DECODE_ROWS_MAX = 1 << 16
+"""A table of at most this many rows (and DEFLATE_TABLE_MAX bytes) is decoded whole by its
+first ``take`` (:meth:`StringTable._decode_whole`)."""
+
+
+def _utf8_or_none(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 class DeflatedStringTable(StringTable):
