@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -239,14 +240,25 @@ def test_check_after_a_model_change_is_stale_without_requests(
     assert server.request_count == 0
 
 
-def _sockets() -> int:
-    """Open sockets of this process (the listing's own descriptor is gone when read)."""
+def _connections_to(port: int) -> int:
+    """This process's sockets whose peer is ``port``: the client ends of connections to the
+    server. The server runs in this process too, and its end of a connection closes on the
+    server's thread a moment after the client's; counting every socket raced that close."""
     count = 0
     for fd in os.listdir("/proc/self/fd"):
         try:
-            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except FileNotFoundError:
-            pass
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            sock = socket.socket(fileno=os.dup(int(fd)))
+        except (FileNotFoundError, OSError):
+            continue  # the listing's own descriptor, or one closed while we looked
+        try:
+            peer = sock.getpeername()
+        except OSError:
+            continue  # not connected: the listening socket, a UDP or unix socket
+        finally:
+            sock.close()
+        count += isinstance(peer, tuple) and len(peer) >= 2 and peer[1] == port
     return count
 
 
@@ -259,7 +271,8 @@ def test_a_pack_leaves_no_connection_open(
     from scidx.pack.packer import pack_docs
 
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    before = _sockets()  # the server's listening socket and whatever else is open
+    port = int(server.base_url.rsplit(":", 1)[1].split("/", 1)[0])
+    assert _connections_to(port) == 0
     result = pack_docs(project)
     assert result.embedded == 4 and server.request_count >= 2
-    assert _sockets() == before
+    assert _connections_to(port) == 0
