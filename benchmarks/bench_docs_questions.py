@@ -266,7 +266,8 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, Row]]:
         for provider in providers:
             out = out_dir / f"{name}-{provider}.scidx"
             t0 = time.perf_counter()
-            result = pack(shared / "corpora" / name, out, provider, model, Path(args.cache_dir))
+            chosen = model if provider == "local" else None
+            result = pack(shared / "corpora" / name, out, provider, chosen, Path(args.cache_dir))
             packed = time.perf_counter() - t0
             opts: dict[str, Any] = {"model_dir": model} if provider == "local" else {}
             index = load(out, **opts)

@@ -81,7 +81,7 @@ __all__ = [
 #: format 8, string tables up to 4 MiB stored deflated in ``<name>.zdata``; 19:
 #: format 9, records hold the clean text first, ``snippet.where`` and ``snippet.needle``
 #: instead of per-word snippet offsets).
-PACKER_VERSION = "scidx-pack-19"
+PACKER_VERSION = "scidx-pack-20"
 
 
 GENERATOR = f"scidx {__version__}"
