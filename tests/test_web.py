@@ -94,7 +94,9 @@ def test_search_defaults_and_filters(client: httpx.Client) -> None:
 
 
 def test_search_group_collapses_pages(client: httpx.Client) -> None:
-    raw = client.get("/search", params={"q": "logs", "mode": "keyword", "k": 5}).json()["hits"]
+    raw = client.get(
+        "/search", params={"q": "logs", "mode": "keyword", "k": 5, "group": "none"}
+    ).json()["hits"]
     assert len({h["source"] for h in raw}) < len(raw)  # a page appears more than once
     paged = client.get(
         "/search", params={"q": "logs", "mode": "keyword", "k": 5, "group": "page"}
@@ -106,6 +108,9 @@ def test_search_group_collapses_pages(client: httpx.Client) -> None:
     ).json()["hits"]
     keys = [(h["source"], h["anchor"]) for h in sections]
     assert len(keys) == len(set(keys))
+    # No group asked: sections, as the CLI gives them (a section's parts are one result).
+    default = client.get("/search", params={"q": "logs", "mode": "keyword", "k": 5}).json()
+    assert default["group"] == "section" and default["hits"] == sections
 
 
 @pytest.mark.parametrize(

@@ -126,6 +126,13 @@ def test_type_see_results_walk_and_follow(
     first_link = page.locator("a.hit").first
     href = first_link.get_attribute("href")
     assert href and href.startswith("/site/")
+    # Each page box names the page's address, not the repository file behind it, and its
+    # results' breadcrumbs leave out the title the box already shows.
+    wheres = page.locator("section.page p.source").all_inner_texts()
+    assert wheres and all("/site/" in w and not w.endswith(".md") for w in wheres), wheres
+    recipes = page.locator("section.page", has=page.locator("h2", has_text="Recipes"))
+    crumbs = recipes.locator("a.hit").all_inner_texts()
+    assert crumbs and not any(c.startswith("Recipes ›") for c in crumbs), crumbs
 
     page.screenshot(path=str(artifact("web-search.png")), full_page=True)
 

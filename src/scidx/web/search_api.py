@@ -2,7 +2,7 @@
 
 ``GET /search?q=&k=&mode=&source=&heading=&group=&index=`` answers::
 
-    {"query": "...", "mode": "hybrid", "k": 10, "group": null,
+    {"query": "...", "mode": "hybrid", "k": 10, "group": "section",
      "hits": [{"id", "score", "source", "anchor", "headingPath", "title", "text", "snippet",
                "url", ..., "index": "docs"}]}
 
@@ -74,7 +74,9 @@ def make_search_endpoint(
         for name in ("source", "heading"):
             if params.get(name):
                 options[name] = check_text(params[name], name, settings.max_query_chars)
-        group: str | None = params.get("group") or None
+        # One result per section by default, as `toolup-rag search` and Index.search give them:
+        # two parts of one section are one answer to a reader. `group=none` lists raw chunks.
+        group: str | None = params.get("group") or "section"
         if group is not None and group not in GROUPS:
             raise ApiError(
                 400,

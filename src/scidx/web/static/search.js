@@ -216,6 +216,24 @@
     return element;
   }
 
+  // The page's address without the fragment: "docs.example.com/guide/cache/".
+  function pageAddress(url) {
+    if (!url) return "";
+    try {
+      var u = new URL(url, window.location.href);
+      return (u.host + u.pathname).replace(/^\/+/, "");
+    } catch (e) {
+      return "";
+    }
+  }
+
+  // A hit's headings under the page title its group already shows: "Cache › Size" → "Size".
+  function breadcrumb(path, title) {
+    var parts = path.slice();
+    if (parts.length > 1 && parts[0] === title) parts.shift();
+    return parts.join(" › ");
+  }
+
   // partial: the best hits, shown while the rest of their page fragments arrive.
   function render(hits, q, partial) {
     clearResults();
@@ -225,7 +243,8 @@
     hits.forEach(function (hit) {
       var key = (hit.index || "") + "\u0000" + hit.source;
       if (!byKey[key]) {
-        byKey[key] = { title: hit.title || hit.source, source: hit.source, index: hit.index, hits: [] };
+        byKey[key] = { title: hit.title || hit.source, source: hit.source, index: hit.index,
+                       url: hit.url, hits: [] };
         pages.push(byKey[key]);
       }
       byKey[key].hits.push(hit);
@@ -251,12 +270,15 @@
       section.appendChild(h2);
       var where = document.createElement("p");
       where.className = "source";
-      where.textContent = (indexes.length > 1 && page.index ? page.index + ": " : "") + page.source;
+      // A reader knows the page by its address, not by the repository file behind it; the
+      // file is shown only when the index has no URLs.
+      where.textContent = (indexes.length > 1 && page.index ? page.index + ": " : "") +
+        (pageAddress(page.url) || page.source);
       section.appendChild(where);
       var ul = document.createElement("ul");
       page.hits.forEach(function (hit) {
         var li = document.createElement("li");
-        var heading = (hit.headingPath || []).join(" › ") || hit.title || hit.source;
+        var heading = breadcrumb(hit.headingPath || [], page.title) || hit.title || hit.source;
         li.appendChild(hitLink(hit, heading));
         var p = document.createElement("p");
         p.className = "snippet";
