@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scidx.pack.sources import MAX_INPUT_LINES
 from support.cli import run
@@ -69,3 +72,21 @@ def test_chunking_memory_per_line_is_bounded(shape: str) -> None:
     assert len(chunks) > 5
     per_line = peak / doc.count("\n")
     assert 100 < per_line and per_line * MAX_INPUT_LINES < 400 << 20, (shape, per_line)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.text(alphabet=st.sampled_from(list("ab:# \t\n.-=|>~$%é")), max_size=60))
+def test_line_only_inline_content_reads_as_markdown_it_parses_it(content: str) -> None:
+    """The no-token path for content whose only inline special is a line break is exact."""
+    from scidx.pack import cleantext
+    from scidx.pack.markdown import TEXT_TYPES, markdown_parser
+
+    md = markdown_parser()
+    children: list[Any] = []
+    md.inline.parse(content, md, {}, children)
+    want = "".join(
+        c.content if c.type in TEXT_TYPES else "\n"
+        for c in children
+        if c.type in TEXT_TYPES or c.type in ("softbreak", "hardbreak")
+    )
+    assert cleantext._inline_plain(content, md, {}) == want
