@@ -83,7 +83,7 @@ def test_array_mutations_reach_every_array_of_the_file_including_new_ones() -> N
     data = encode_arrays(arrays, meta)
     assert data is not None
     changed: set[str] = set()
-    for i in range(1200):
+    for i in range(800):
         out = mutate_array(data, RandomChooser(i))
         if out is None:
             continue
@@ -93,11 +93,11 @@ def test_array_mutations_reach_every_array_of_the_file_including_new_ones() -> N
 
 
 def test_export_cases_raise_only_scidx_errors(tmp_path: Path) -> None:
-    """llms.txt and the web bundle over 800 mutants (PostgreSQL: the next test)."""
+    """llms.txt and the web bundle over 500 mutants (PostgreSQL: the next test)."""
     outcomes: Counter[str] = Counter()
-    for i in range(800):
+    for i in range(500):
         outcomes[run_export_case(RandomChooser(12 * 2**32 + i), tmp_path)] += 1
-    assert outcomes["exported"] > 100 and outcomes["refused"] > 100, outcomes
+    assert outcomes["exported"] > 60 and outcomes["refused"] > 300, outcomes
 
 
 @pytest.fixture(scope="module")
