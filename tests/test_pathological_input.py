@@ -74,7 +74,7 @@ def test_chunking_memory_per_line_is_bounded(shape: str) -> None:
     assert 100 < per_line and per_line * MAX_INPUT_LINES < 400 << 20, (shape, per_line)
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.text(alphabet=st.sampled_from(list("ab:# \t\n.-=|>~$%é")), max_size=60))
 def test_line_only_inline_content_reads_as_markdown_it_parses_it(content: str) -> None:
     """The no-token path for content whose only inline special is a line break is exact."""
