@@ -3,6 +3,10 @@
 Usage (from the project root; docs/RELIABILITY.md records the figures of the last run)::
 
     nice -n 10 .venv/bin/python benchmarks/fuzz_long.py --cases 1000000 --report fuzz-report.json
+    nice -n 10 .venv/bin/python benchmarks/fuzz_long.py --exporters --cases 20000
+
+``--exporters`` runs the export cases instead (``run_export_case``: llms.txt, the web bundle and
+the PostgreSQL export into a throwaway server the parent starts, unless ``--no-postgres``).
 
 Cases ``start .. start + cases - 1`` are run in a worker process; case ``i`` is fully determined
 by ``RandomChooser(seed * 2**32 + i)``, so any finding replays with ``--start i --cases 1``.
@@ -41,25 +45,38 @@ TESTS = HERE.parent / "tests"  # the harness lives beside the bounded suite test
 _SLOT = struct.Struct("<q")  # the case the worker is running, -1 when idle
 
 
-def worker(start: int, end: int, seed: int, slot_path: str, mem_limit: int) -> None:
-    """Run cases ``[start, end)``; print one JSON line per finding and a final summary line."""
+def worker(
+    start: int, end: int, seed: int, slot_path: str, mem_limit: int, exporters: str | None
+) -> None:
+    """Run cases ``[start, end)``; print one JSON line per finding and a final summary line.
+
+    ``exporters``: None for reader cases, else the export cases, with this PostgreSQL DSN
+    (``""``: no PostgreSQL).
+    """
     sys.path.insert(0, str(TESTS))
     if mem_limit:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
     warnings.simplefilter("error")  # a RuntimeWarning on stderr is a finding too
-    from fuzz.harness import RandomChooser, run_case, seeds
+    from fuzz.harness import RandomChooser, run_case, run_export_case, seeds
     from scidx.errors import ScidxError
 
     seeds()
+    workdir = Path(tempfile.mkdtemp(prefix="scidx-fuzz-export-"))
+
+    def case(ch: RandomChooser) -> str:
+        if exporters is None:
+            return run_case(ch)
+        return run_export_case(ch, workdir, exporters or None)
+
     fd = os.open(slot_path, os.O_RDWR)
     slot = mmap.mmap(fd, _SLOT.size)
     outcomes: Counter[str] = Counter()
     for i in range(start, end):
         _SLOT.pack_into(slot, 0, i)
         try:
-            outcomes[run_case(RandomChooser(seed * 2**32 + i))] += 1
+            outcomes[case(RandomChooser(seed * 2**32 + i))] += 1
         except ScidxError:  # pragma: no cover - run_case handles these; defence in depth
             outcomes["refused"] += 1
         except BaseException as exc:  # noqa: BLE001 - every other exception is a finding
@@ -87,12 +104,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mem-limit", type=int, default=4 << 30, help="worker RLIMIT_AS bytes")
     parser.add_argument("--batch", type=int, default=20_000, help="cases per worker process")
     parser.add_argument("--report", type=Path, default=None)
+    parser.add_argument("--exporters", action="store_true", help="fuzz the exporters")
+    parser.add_argument("--no-postgres", action="store_true", help="exporters: skip PostgreSQL")
     parser.add_argument("--worker", nargs=2, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--slot", help=argparse.SUPPRESS)
+    parser.add_argument("--dsn", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        worker(args.worker[0], args.worker[1], args.seed, args.slot, args.mem_limit)
+        worker(args.worker[0], args.worker[1], args.seed, args.slot, args.mem_limit, args.dsn)
         return 0
+    server = None
+    dsn: str | None = None
+    if args.exporters:
+        dsn = ""
+        if not args.no_postgres:
+            sys.path.insert(0, str(TESTS))
+            from support.pg_server import PgServer
+
+            server = PgServer().start()
+            dsn = server.dsn
+    try:
+        return _run(args, dsn)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _run(args: argparse.Namespace, dsn: str | None) -> int:
 
     started = time.time()
     outcomes: Counter[str] = Counter()
@@ -119,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                 slot_file.name,
                 "--mem-limit",
                 str(args.mem_limit),
+                *(["--dsn", dsn] if dsn is not None else []),
             ]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
             assert proc.stdout is not None
@@ -185,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         "cases": args.cases,
         "start": args.start,
         "seed": args.seed,
+        "exporters": args.exporters,
+        "postgres": bool(dsn),
         "outcomes": dict(outcomes),
         "findings": findings,
         "crashes": crashes,

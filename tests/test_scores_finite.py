@@ -75,7 +75,7 @@ def _searches_are_finite_or_refused(data: bytes) -> int:
 def test_verify_bounds_int8_scales(int8: bytes) -> None:
     load_bytes(int8, verify=True).close()
     huge = _with(int8, "vectors.scale", 0, 3e38)
-    with pytest.raises(CorruptIndexError, match="vectors.scale` holds a scale above"):
+    with pytest.raises(CorruptIndexError, match="vectors.scale` holds a scale outside"):
         load_bytes(huge, verify=True)
     assert _searches_are_finite_or_refused(huge) > 0
     # A scale that keeps the codes in range but makes the row no unit vector.
@@ -83,6 +83,20 @@ def test_verify_bounds_int8_scales(int8: bytes) -> None:
     half = _with(int8, "vectors.scale", 3, scale / 2)
     with pytest.raises(CorruptIndexError, match=r"row 3 decodes to L2 norm 0\.49"):
         load_bytes(half, verify=True)
+
+
+@pytest.mark.parametrize("value", [-3e38, -1e-3, -math.inf, math.nan, 3e38])
+def test_lazy_int8_decode_checks_both_scale_bounds(int8: bytes, value: float) -> None:
+    """Issue 39 L4: without verify, ``Index.vectors`` refuses a negative scale, no warning."""
+    bad = _with(int8, "vectors.scale", 2, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow RuntimeWarning was the defect
+        with load_bytes(bad) as idx:
+            with pytest.raises(CorruptIndexError, match=r"array `vectors\.scale` holds a scale"):
+                idx.vectors  # noqa: B018
+            with pytest.raises(CorruptIndexError, match=r"`vectors\.scale`"):
+                idx.vector_store[2]
+            assert bool(np.all(np.isfinite(idx.vector_store[0:2])))
 
 
 @pytest.mark.parametrize("value", [3e38, math.inf, -math.inf, math.nan, 0.0])

@@ -157,3 +157,45 @@ def test_host_check_entries() -> None:
     assert wildcard.allows("192.168.1.5:8000") and wildcard.allows("[fe80::1]")
     assert not wildcard.allows("evil.example")
     assert HostCheck(None, ["*"]).allows("anything.example")  # type: ignore[arg-type]
+
+
+def test_host_must_be_a_host_with_a_numeric_port() -> None:
+    """Issue 39 S5: the part after a single ``:`` is a port, digits only; else it is malformed."""
+    from scidx.web.hosts import HostCheck, parse_host
+
+    assert parse_host("[::1]:8000") == "::1" and parse_host("Docs.Example.:443") == "docs.example"
+    assert parse_host("127.0.0.1") == "127.0.0.1" and parse_host("localhost:") == "localhost"
+    malformed = (
+        "127.0.0.1:80@evil.example",
+        "localhost:evil.example",
+        "localhost:80:80",
+        "localhost:8 0",
+        "user@localhost",
+        "localhost/evil",
+        "[::1]evil",
+        "[::1]:80x",
+        "[not-ip]:80",
+        "[::1",
+        "local host",
+    )
+    check = HostCheck(None, ["127.0.0.1", "localhost", "::1"])  # type: ignore[arg-type]
+    anything = HostCheck(None, ["*"])  # type: ignore[arg-type]
+    for bad in malformed:
+        assert parse_host(bad) is None, bad
+        assert not check.allows(bad) and not anything.allows(bad), bad
+    for ok in ("[::1]:8000", "[::1]", "127.0.0.1:80", "localhost:"):
+        assert check.allows(ok), ok
+
+
+def test_server_answers_400_invalid_host_to_a_malformed_host(wide: Path) -> None:
+    """Issue 39 S5 end to end: a live server refuses the forged ``Host`` values, answers IPv6."""
+    allowed = ("127.0.0.1", "localhost", "::1")
+    app = create_app([wide], WebSettings(token_env=None, allowed_hosts=allowed))
+    with UvicornThread(app) as server, httpx.Client(base_url=server.url, timeout=30) as c:
+        for host in ("127.0.0.1:80@evil.example", "localhost:evil.example", "[::1]:x"):
+            response = c.get("/healthz", headers={"Host": host})
+            assert response.status_code == 400, (host, response.text)
+            error = response.json()["error"]
+            assert error["code"] == "invalid_host" and "numeric port" in error["message"], error
+        for host in ("[::1]:8000", f"127.0.0.1:{server.port}", "localhost"):
+            assert c.get("/healthz", headers={"Host": host}).status_code == 200, host

@@ -329,3 +329,35 @@ def test_serve_bounds_slow_and_excess_connections(tmp_path: Path, packs: dict[st
         code = served.stop()
     assert code == 0
     assert not any("Traceback" in line for line in served.stderr)
+
+
+def test_serve_load_map_warns_and_refuses_or_reloads_an_in_place_rewrite(
+    tmp_path: Path, packs: dict[str, bytes]
+) -> None:
+    """Issue 39 #7: ``--load map`` warns at start; a request meets a rewritten file checked.
+
+    The watcher is slowed to an hour, so only the request-side check (stat before touching the
+    mapping) can notice: a torn (truncated) file is refused with 503, a complete one reloaded.
+    """
+    path = tmp_path / "mapped.scidx"
+    path.write_bytes(packs["docs"])
+    served = Served(str(path), "--port", "0", "--load", "map", "--reload-interval", "3600")
+    try:
+        served.wait_for_log("warning: --load map reads the index files themselves")
+        with httpx.Client(base_url=served.url, timeout=10) as c:
+            assert c.get("/search", params={"q": "kubectl"}).status_code == 200
+            os.truncate(path, len(packs["docs"]) // 2)  # in place: same inode, shorter
+            for _ in range(3):
+                r = c.get("/search", params={"q": "kubectl"})
+                assert r.status_code == 503, r.text
+                assert r.json()["error"]["code"] == "index_rewritten"
+                assert "renaming over the old one" in r.json()["error"]["message"]
+            _write_in_place(path, packs["faq"], pause=0.0)
+            r = c.get("/search", params={"q": "logs"})
+            assert r.status_code == 200, r.text
+            assert [h["source"] for h in r.json()["hits"]] == ["faq.md"]
+            assert chunks(c) == 1
+    finally:
+        code = served.stop()
+    assert code == 0, "".join(served.stderr)
+    assert not any("Traceback" in line for line in served.stderr)

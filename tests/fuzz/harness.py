@@ -18,6 +18,15 @@ Mutations:
   with a hostile one, checksums recomputed;
 * ``truncate`` and ``flip``: raw byte damage (checksums not recomputed).
 
+Mutations pick their array (``array``, ``reshape``, ``header``) from the arrays the mutated
+file lists, not from a fixed list, so an array a later format adds is mutated as soon as the
+seeds hold it.
+
+:func:`run_export_case` runs the exporters over a mutant instead of the query surface: the
+llms.txt builder (which reads the file itself), the web bundle and, given a PostgreSQL DSN, the
+PostgreSQL export. They too may raise only ScidxError, and a refused PostgreSQL export leaves the
+tables as they were.
+
 Choices come from a :class:`Chooser`, backed by ``random.Random`` for the long run
 (``benchmarks/fuzz_long.py``) and by Hypothesis' ``data.draw`` in the bounded suite test
 (``tests/test_fuzz.py``), so failures shrink there and replay exactly here.
@@ -32,6 +41,7 @@ import random
 import struct
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Protocol
 
 import msgpack  # type: ignore[import-untyped]
@@ -50,6 +60,7 @@ __all__ = [
     "exercise",
     "mutate",
     "run_case",
+    "run_export_case",
     "seeds",
 ]
 
@@ -618,3 +629,72 @@ def run_case(ch: Chooser) -> str:
         except ScidxError:
             pass
     return "loaded"
+
+
+# ---------------------------------------------------------------------------------------------
+# Exporters over mutants
+
+EXPORT_TABLES = ("fuzz_a", "fuzz_b", "fuzz_c")
+"""The PostgreSQL tables export cases cycle through (full and incremental exports both run)."""
+
+
+def _export_state(dsn: str, table: str) -> Any:
+    """What a refused export must not change: the table's stamp and row versions."""
+    from scidx.postgres.connection import TableNames, connect
+    from scidx.postgres.schema import read_meta
+
+    names = TableNames(schema="public", table=table)
+    with connect(dsn) as conn:
+        meta = read_meta(conn, names)
+        if meta is None:
+            return None
+        rows = conn.execute(f'SELECT count(*), sum(xmin::text::bigint) FROM "{table}"').fetchone()
+        return meta, rows
+
+
+def run_export_case(ch: Chooser, workdir: Path, dsn: str | None = None) -> str:
+    """One case for the exporters: mutate, then llms.txt, the web bundle and PostgreSQL.
+
+    Args:
+        ch: Where the choices come from.
+        workdir: A folder for the mutant file (llms.txt reads a path).
+        dsn: A PostgreSQL DSN; ``None`` skips the PostgreSQL export.
+
+    Returns:
+        ``"unchanged"``, ``"refused"`` (the load refused the file; llms.txt still ran) or
+        ``"exported"`` (the exporters ran, each finishing or raising a ScidxError). Any other
+        exception, or a refused PostgreSQL export that changed its table, is a finding.
+    """
+    from scidx.export.llms_txt import build_llms_txt
+    from scidx.export.web_bundle import build_web_bundle
+
+    data, applied = mutate(ch)
+    if not applied:
+        return "unchanged"
+    path = workdir / "fuzz.scidx"
+    path.write_bytes(data)
+    try:
+        build_llms_txt(path)
+    except ScidxError:
+        pass
+    verify = ch.integer(0, 3) == 0
+    try:
+        idx = load_bytes(data, verify=verify, source=str(path))
+    except ScidxError:
+        return "refused"
+    with idx:
+        try:
+            build_web_bundle(idx)
+        except ScidxError:
+            pass
+        if dsn is not None:
+            from scidx.postgres.export import export_index
+
+            table = ch.choice(EXPORT_TABLES)
+            before = _export_state(dsn, table)
+            try:
+                export_index(idx, dsn, table=table)
+            except ScidxError as exc:
+                after = _export_state(dsn, table)
+                assert after == before, f"a refused export ({exc}) changed table {table}"
+    return "exported"

@@ -237,6 +237,8 @@ def serve_command(
 
     _log_to_stderr()
     _announce(host, sock, store, auth=bool(settings.token_env and _token_set(token_env)))
+    if load_mode == "map":
+        echo(MAP_WARNING, err=True)
     if not _run(web_app, sock, store, access_log, (read_timeout, max_connections)):
         fail(ConfigError("the server did not start; see the messages above"))
     echo("stopped", err=True)
@@ -295,6 +297,14 @@ def _log_to_stderr() -> None:
     web_logger = logging.getLogger("scidx.web")
     web_logger.addHandler(handler)
     web_logger.setLevel(logging.INFO)
+
+
+MAP_WARNING = (
+    "warning: --load map reads the index files themselves: replace them by rename (pack-docs "
+    "writes that way), never in place (cp, rsync --inplace). A file rewritten in place is "
+    "reloaded, or refused with 503, at the next request, but one rewritten during a search can "
+    "kill the server (SIGBUS); --load auto, memory and copy are safe"
+)
 
 
 def _announce(host: str, sock: socket.socket, store: IndexSet, *, auth: bool) -> None:

@@ -82,6 +82,11 @@ def _pages(path: Path) -> tuple[list[_Page], str | None, str | None]:
     n = len(ids)
     if rows.shape[0] != n or ordinals.shape[0] != n or spans.shape[0] != n:
         raise CorruptIndexError(f"{path}: the chunk arrays disagree in length; rebuild the index")
+    if len(titles) != len(paths):
+        raise CorruptIndexError(
+            f"{path}: string table `source.title` has {len(titles)} rows but `source.path` has "
+            f"{len(paths)}; rebuild the index"
+        )
     by_source: dict[int, dict[str, _Section]] = {}
     for i in range(n):
         row = int(rows[i])

@@ -355,11 +355,16 @@ def _vector_shards(index: Index) -> tuple[list[bytes], dict[str, Any] | None]:
     stamp = index.stamp
     if not stamp or stamp.get("provider") in (None, "hashing", "none"):
         return [], None  # hashing vectors only reorder keyword hits: the bundle is keyword-only
+    # The full scan a verified load does (finite values, in-range int8 scales): an unverified
+    # load checks them lazily, and the bundle reads every row (issue 39).
+    index.vector_store.verify()
     vectors = np.asarray(index.vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] == 0:
         return [], None
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    # In float64: finite float32 components cannot overflow its squares.
+    wide = vectors.astype(np.float64)
+    norms = np.linalg.norm(wide, axis=1, keepdims=True)
+    unit = np.divide(wide, norms, out=np.zeros_like(wide), where=norms > 0).astype(np.float32)
     # Per-row symmetric int8 (the row's largest component maps to 127): cosine ranks survive
     # to about 1e-3 (the browser leg is a ranking, not a parity check).
     scale = np.abs(unit).max(axis=1, keepdims=True)

@@ -72,6 +72,7 @@ __all__ = [
     "idf_limit",
     "keyword_top_k",
     "posting_blocks",
+    "posting_layout",
     "lucene_idf",
     "posting_impacts",
     "posting_tfs",
@@ -805,11 +806,31 @@ def posting_blocks(
     For exporters and ``verify`` (the runtime decodes only a query's terms). Yields
     ``(first_term, df, rows, codes)``: the block's first term, each of its terms' document
     frequency, and their chunk rows and frequency codes, term after term. The whole run layout
-    is checked first (every ``bm25.term_df`` entry, width and run length), and each block's
-    rows and codes before it is yielded.
+    is checked when this is called (:func:`posting_layout`: every ``bm25.term_df`` entry,
+    document frequency, width and run length), and each block's rows and codes before it is
+    yielded.
 
     Raises:
         CorruptIndexError: As :func:`term_postings`, for any term.
+    """
+    return _blocks(arrays, n, source, posting_layout(arrays, n, source))
+
+
+_Layout = tuple[npt.NDArray[np.int64], ...]
+
+
+def posting_layout(arrays: BM25Arrays, n: int, source: str = "<index>") -> _Layout:
+    """Each term's document frequency, widths and run offsets, checked before anything is sized.
+
+    Returns ``(df, bd, bt, ptr)``. ``int(df.sum())`` is then the number of postings, at most
+    ``8 * len(bm25.runs) + terms`` (a term in two or more chunks has a gap of at least 1, so at
+    least one bit per posting): an exporter can allocate per posting without trusting a field
+    (issue 39: one forged ``bm25.df_values`` entry asked for 624 GiB).
+
+    Raises:
+        CorruptIndexError: A ``bm25.term_df`` entry past ``bm25.df_values``, a document
+            frequency outside ``[1, n]``, a width over :data:`MAX_WIDTH` or a zero gap width
+            for a term in several chunks, or a run whose length is not its postings'.
     """
     v = int(arrays.term_hash.shape[0])
     kk = arrays.df_values.shape[0]
@@ -825,11 +846,28 @@ def posting_blocks(
     bt = arrays.term_width[:, 1].astype(np.int64)
     if v and max(int(bd.max()), int(bt.max())) > MAX_WIDTH:
         raise _corrupt(source, f"array `bm25.term_width` holds a width over {MAX_WIDTH} bits")
+    if v and bool(np.any((df > 1) & (bd == 0))):
+        raise _corrupt(
+            source,
+            "array `bm25.runs` has chunk rows not ascending within a term (`bm25.term_width` "
+            "gives a term in several chunks no gap bits)",
+        )
     ptr = arrays.run_ptr.astype(np.int64)
     if int(ptr[0]) != 0 or int(ptr[-1]) != arrays.runs.shape[0] or bool(np.any(ptr[1:] < ptr[:-1])):
         raise _corrupt(source, "array `bm25.run_ptr` is not monotonic from 0 to `bm25.runs`")
     if not np.array_equal(np.diff(ptr), (df * (bd + bt) + 7) // 8):
         raise _corrupt(source, "array `bm25.run_ptr` gives a term a run of the wrong length")
+    return df, bd, bt, ptr
+
+
+def _blocks(
+    arrays: BM25Arrays,
+    n: int,
+    source: str,
+    layout: _Layout,
+) -> Iterator[tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+    df, bd, bt, ptr = layout
+    v = int(df.shape[0])
     cuts = np.searchsorted(np.cumsum(df), np.arange(_IMPACT_BLOCK, int(df.sum()), _IMPACT_BLOCK))
     bounds = [0, *sorted(set((cuts + 1).tolist()) - {0, v}), v] if v else [0]
     for t0, t1 in itertools.pairwise(bounds):
@@ -899,10 +937,11 @@ def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.
     Raises:
         CorruptIndexError: As :func:`term_postings`, for any posting.
     """
-    out = np.empty(arrays.postings, dtype=np.float32)
+    layout = posting_layout(arrays, n, source)  # sizes `out` from checked frequencies only
+    out = np.empty(int(layout[0].sum()), dtype=np.float32)
     k1, b, at = arrays.k1, arrays.b, 0
     limit = idf_limit(n)
-    for t0, df, rows, codes in posting_blocks(arrays, n, source):
+    for t0, df, rows, codes in _blocks(arrays, n, source, layout):
         idf = arrays.idf_values[arrays.term_df[t0 : t0 + df.shape[0]].astype(np.int64)]
         if idf.shape[0] and not (float(idf.min()) >= 0.0 and float(idf.max()) <= limit):
             raise _corrupt(
@@ -946,10 +985,12 @@ def posting_tfs(
     t = int(values.shape[0])
     if t and not (float(values.min()) > 0.0 and float(values.max()) <= MAX_TF):
         raise _corrupt(source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
-    rows = np.empty(arrays.postings, dtype=np.int64)
-    tfs = np.empty(arrays.postings, dtype=np.float64)
+    layout = posting_layout(arrays, n, source)
+    total = int(layout[0].sum())
+    rows = np.empty(total, dtype=np.int64)
+    tfs = np.empty(total, dtype=np.float64)
     at = 0
-    for _, _, block_rows, codes in posting_blocks(arrays, n, source):  # bounds-checked there
+    for _, _, block_rows, codes in _blocks(arrays, n, source, layout):  # bounds-checked there
         rows[at : at + block_rows.shape[0]] = block_rows
         tfs[at : at + block_rows.shape[0]] = values[codes]
         at += block_rows.shape[0]

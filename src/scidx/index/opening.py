@@ -295,7 +295,33 @@ def _bm25_params(header: Header) -> tuple[float, float, float]:
                 f"`meta.bm25.{key}` is {value!r}, not a number in the range a BM25 index can have",
             )
         got.append(number)
+    _check_field_weights(header, meta.get("fieldWeights"))
     return got[0], got[1], got[2]
+
+
+def _check_field_weights(header: Header, weights: Any) -> None:
+    """``meta.bm25.fieldWeights``, when present, maps field names to finite numbers >= 0.
+
+    The runtime does not use it (the weights are folded into the stored frequencies), but the
+    exporters copy it into their settings (issue 39: ``7`` passed verify and broke export).
+    """
+    if weights is None:
+        return
+    ok = isinstance(weights, Mapping) and all(
+        isinstance(k, str)
+        and isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+        and v >= 0
+        for k, v in weights.items()
+    )
+    if not ok:
+        shown = repr(weights)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise corrupt(
+            header.source,
+            f"`meta.bm25.fieldWeights` is {shown}, not a map of field names to finite numbers >= 0",
+        )
 
 
 def _url_template_problem(template: str) -> bool:

@@ -441,8 +441,8 @@ class Float32Vectors(VectorStore):
 MAX_INT8_SCALE = 1.001 / 127
 """The largest int8 row scale a packer writes: ``max|v| / 127`` of a unit vector, plus slack."""
 _SCALE_RANGE = (
-    f"array `vectors.scale` holds a scale above {MAX_INT8_SCALE:.6g} (or NaN): no unit vector "
-    "quantises to it"
+    f"array `vectors.scale` holds a scale outside [0, {MAX_INT8_SCALE:.6g}] (or NaN): no unit "
+    "vector quantises to it"
 )
 
 
@@ -482,7 +482,9 @@ class Int8Vectors(VectorStore):
     def __getitem__(self, rows: Any) -> _FloatMatrix:
         codes = self.codes[rows].astype(_F32)
         scale = self.scale[rows]
-        if not bool(np.all(np.asarray(scale) <= MAX_INT8_SCALE)):  # NaN fails too
+        scale_array = np.asarray(scale)
+        # Both bounds (issue 39: -3e38 overflowed float32 in the product); NaN fails either.
+        if not bool(np.all((scale_array >= 0) & (scale_array <= MAX_INT8_SCALE))):
             raise _corrupt(self.source, _SCALE_RANGE)
         if codes.ndim == 1:
             return np.asarray(codes * scale, dtype=_F32)

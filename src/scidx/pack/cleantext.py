@@ -47,6 +47,11 @@ _HTML_TAG = re.compile(
 # C0 controls other than tab and newline (and DEL) never carry meaning in Markdown; removing
 # them leaves CODE_START/CODE_END free to mark code.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# The inline specials other than the line break: content with none of them parses to its lines
+# (markdown-it's `newline` rule drops the spaces before a line break and the spaces and tabs
+# after it), so it needs no token per line (issue 39: 2.8 M short lines took 2 GB of tokens).
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&]")
+_LINE_BREAK = re.compile(r" *\n[ \t]*")
 _BLANK_RUNS = re.compile(r"[ \t]*\n[ \t\n]*\n")
 
 
@@ -79,6 +84,8 @@ def _inline_plain(content: str, md: MarkdownIt, env: dict[str, object]) -> str:
     content = _PROSE_DIRECTIVE.sub(_directive, content)
     if INLINE_SPECIAL.search(content) is None:
         return content
+    if _INLINE_MARKUP.search(content) is None:
+        return _LINE_BREAK.sub("\n", content)
     children: list[Token] = []
     md.inline.parse(content, md, env, children)
     pieces: list[str] = []

@@ -15,7 +15,9 @@ from scidx.pack.progress import Progress
 
 __all__ = [
     "MAX_INPUT_BYTES",
+    "MAX_INPUT_LINES",
     "ScannedInput",
+    "check_line_count",
     "decode_source",
     "file_digest",
     "read_input",
@@ -26,6 +28,13 @@ __all__ = [
 MAX_INPUT_BYTES = 16 << 20
 """Largest Markdown file the packer reads (16 MiB). The largest page of the shared corpora is
 0.7 MB; a 50 MB single-line file took 7.7 s and 1 GB to chunk (docs/RELIABILITY.md)."""
+
+MAX_INPUT_LINES = 100_000
+"""Most lines of a Markdown file the packer reads. markdown-it makes a few tokens per line (a
+table row: eight), each a Python object, so memory and time follow the line count, not the
+bytes: 2.8 M short lines (13.7 MiB) took 84 s and 2.0 GB (issue 39). The longest page of the
+shared corpora has 7,402 lines; at this limit the worst line structure measured (a table) peaks
+near 300 MiB (benchmarks/bench_pathological.py)."""
 
 
 class ScannedInput(NamedTuple):
@@ -63,7 +72,25 @@ def read_input(item: InputFile) -> bytes:
             f"input file {item.source} is larger than {MAX_INPUT_BYTES:,} bytes, the limit "
             "for one Markdown page; split it into several pages or exclude it in the config"
         )
+    check_line_count(data, item.source)
     return data
+
+
+def check_line_count(data: bytes, source: str) -> None:
+    """Refuse a file of more than :data:`MAX_INPUT_LINES` lines (before markdown-it sees it).
+
+    Raises:
+        InputError: Naming the file, its line count and the limit.
+    """
+    # CR alone ends a line too (normalize_source turns it into LF); counting bytes is ~1 ms/MB.
+    lines = max(data.count(b"\n"), data.count(b"\r"))
+    lines += bool(data) and data[-1:] not in (b"\n", b"\r")
+    if lines > MAX_INPUT_LINES:
+        raise InputError(
+            f"input file {source} has {lines:,} lines, more than {MAX_INPUT_LINES:,}, the limit "
+            "for one Markdown page (memory and time grow with the lines); split it into several "
+            "pages or exclude it in the config"
+        )
 
 
 def file_digest(data: bytes) -> str:

@@ -14,19 +14,60 @@ address, the address really bound, ``localhost`` and each ``--allowed-host``):
 * a wildcard address (``0.0.0.0``, ``::``): any IP-address ``Host`` (a listener on every
   address is reached by the machine's addresses; rebinding always uses a name).
 
-A request without ``Host`` (HTTP/1.0) is answered: browsers always send one.
+A request without ``Host`` (HTTP/1.0) is answered: browsers always send one. A ``Host`` that is
+not ``uri-host [":" port]`` (RFC 3986 §3.2.2, the port digits only) gets ``400 invalid_host``
+whatever the allowed entries, ``*`` included (RFC 9112 §3.2): ``127.0.0.1:80@evil.example`` is not
+``127.0.0.1``, and a lenient split on the first ``:`` would make it so.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scidx.web.common import ApiError, error_response
 
-__all__ = ["HostCheck", "host_name"]
+__all__ = ["HostCheck", "host_name", "parse_host"]
+
+# RFC 3986 reg-name (which IPv4address is a subset of): unreserved / pct-encoded / sub-delims.
+_REG_NAME = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+# IP-literal: an IPv6 address (checked by ipaddress) or IPvFuture, in brackets.
+_IP_LITERAL = re.compile(r"\[([^\[\]]*)\]")
+_IPV_FUTURE = re.compile(r"v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+", re.IGNORECASE)
+_PORT = re.compile(r"[0-9]*")
+
+
+def parse_host(value: str) -> str | None:
+    """The host of a ``Host`` header as :func:`host_name` gives it, or None if it is malformed.
+
+    The grammar is ``uri-host [":" port]`` with ``port = *DIGIT``; anything else (a second ``:``
+    outside brackets, ``@``, ``/``, a space, a port with letters) is None.
+
+    Example:
+        >>> parse_host("[::1]:8000"), parse_host("localhost:evil.example")
+        ('::1', None)
+    """
+    if value.startswith("["):
+        literal = _IP_LITERAL.match(value)
+        if literal is None:
+            return None
+        inner, rest = literal.group(1), value[literal.end() :]
+        if _IPV_FUTURE.fullmatch(inner) is None:
+            try:
+                ipaddress.IPv6Address(inner)
+            except ValueError:
+                return None
+    else:
+        name, colon, port = value.partition(":")
+        if _REG_NAME.fullmatch(name) is None:
+            return None
+        rest = colon + port
+    if rest and not (rest[0] == ":" and _PORT.fullmatch(rest[1:])):
+        return None
+    return host_name(value)
 
 
 def host_name(value: str) -> str:
@@ -70,10 +111,12 @@ class HostCheck:
         self.suffixes = tuple(n for n in names if n.startswith("."))
 
     def allows(self, host: str) -> bool:
-        """Whether a request with this ``Host`` header is answered."""
+        """Whether a request with this ``Host`` header is answered (never a malformed one)."""
+        name = parse_host(host)
+        if name is None:
+            return False
         if self.any:
             return True
-        name = host_name(host)
         ip = _ip(name)
         if ip is not None:
             return self.any_ip or ip in self.ips
@@ -81,13 +124,16 @@ class HostCheck:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer ``400`` to a foreign ``Host``; pass everything else on."""
-        if scope["type"] == "http" and not self.any:
+        if scope["type"] == "http":
             host = next((v for k, v in scope["headers"] if k == b"host"), None)
             if host is not None and not self.allows(host.decode("latin-1")):
                 shown = host.decode("latin-1")[:80]
+                malformed = parse_host(host.decode("latin-1")) is None
                 error = ApiError(
                     400,
-                    f"this server does not answer to Host {shown!r} (a guard against DNS "
+                    f"Host {shown!r} is not a host name with an optional numeric port"
+                    if malformed
+                    else f"this server does not answer to Host {shown!r} (a guard against DNS "
                     "rebinding); start it with --allowed-host NAME to allow a name",
                     param="Host",
                     code="invalid_host",

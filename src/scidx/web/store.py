@@ -16,6 +16,13 @@ Reload rules:
 * each generation answers from its own private bytes (:mod:`scidx.web.snapshot`: in memory, or
   a private copy for large files), so rewriting the file *in place* (``cp``, ``rsync
   --inplace``, a truncation) never reaches a running search: it is one more change to reload.
+* ``--load map`` maps the file itself, so it is safe only when files are replaced by rename.
+  Each request then stats the path first (device, inode, size, mtime): a replaced file is
+  reloaded at once rather than at the next watcher tick, and a file rewritten *in place* (same
+  inode, another size or mtime) is reloaded too, or, while it does not load (half written),
+  refused with ``503 index_rewritten`` instead of reading its pages (a truncated mapping kills
+  the process with SIGBUS). A rewrite that lands *during* a search can still do that: the
+  check narrows the window, it cannot close it.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any
 
 from scidx.errors import ConfigError, ScidxError
 from scidx.index.index import Index
+from scidx.web.common import ApiError
 from scidx.web.snapshot import DEFAULT_MEMORY_MAX, Snapshot, check_load_mode, load_snapshot
 
 __all__ = ["IndexSet", "ServedIndex", "store_name"]
@@ -126,6 +134,7 @@ class ServedIndex:
         self._mode = load_mode
         self._memory_max = memory_max
         self._failed: _Signature | None = None
+        self._reloading = threading.Lock()  # one reload at a time (watcher or a request)
         self._missing_logged = False
         self.reloads = 0
         self.reload_failures = 0
@@ -167,7 +176,14 @@ class ServedIndex:
 
     @contextlib.contextmanager
     def lease(self) -> Iterator[Index]:
-        """Use the current generation; a reload meanwhile does not close it under you."""
+        """Use the current generation; a reload meanwhile does not close it under you.
+
+        Raises:
+            ApiError: ``503 index_rewritten`` (``--load map`` only): the mapped file was
+                rewritten in place and its new content does not load (yet).
+        """
+        if self._mode == "map" and self.path is not None:
+            self._guard_mapped(self.path)
         with self._lock:
             gen = self._current
             gen.users += 1
@@ -180,6 +196,26 @@ class ServedIndex:
             if done:
                 gen.close()
 
+    def _guard_mapped(self, path: str) -> None:
+        """Before a request touches a mapped file: reload a changed one, refuse a torn one."""
+        try:
+            sig = _signature(path)
+        except OSError:
+            return  # gone or mid-rename: the mapped inode itself is intact
+        if sig == self._current.signature:
+            return
+        self.check()
+        current = self._current.signature
+        if current is not None and sig[:2] == current[:2] and sig != current:
+            raise ApiError(
+                503,
+                f"index {self.name!r} was rewritten in place while the server maps it (--load "
+                "map) and its new content does not load yet; retry shortly. Deploy index files "
+                "by renaming over the old one (as pack-docs does), or serve with --load auto",
+                code="index_rewritten",
+                type="server_error",
+            )
+
     def check(self) -> bool:
         """Reload if the file changed since the last (attempted) load.
 
@@ -188,8 +224,12 @@ class ServedIndex:
         """
         if self.path is None:
             return False
+        with self._reloading:
+            return self._check(self.path)
+
+    def _check(self, path: str) -> bool:
         try:
-            sig = _signature(self.path)
+            sig = _signature(path)
         except OSError as exc:
             # Mid-replacement by a non-atomic writer, or deleted: keep serving what we have.
             if not self._missing_logged:
