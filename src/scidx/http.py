@@ -30,6 +30,7 @@ Only the standard library is used (``httpx2`` only inside :func:`sdk_http_client
 from __future__ import annotations
 
 import base64
+import functools
 import http.client
 import io
 import ipaddress
@@ -211,6 +212,12 @@ class _DeadlineSocket:
         pass
 
 
+@functools.lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    # Loading the trust store takes milliseconds; one context serves every thread.
+    return ssl.create_default_context()
+
+
 def _proxy_for(scheme: str, host: str) -> str | None:
     try:
         if ipaddress.ip_address(host).is_loopback:
@@ -252,7 +259,7 @@ def _connect(
             absolute = True
         if scheme == "https":
             sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            sock = _tls_context().wrap_socket(sock, server_hostname=host)
     except BaseException:
         sock.close()
         raise
@@ -333,7 +340,10 @@ def send(
     parts = urllib.parse.urlsplit(url)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
-    pairs = [(k, v) for k, v in pairs if k.lower() not in ("accept-encoding", "connection")]
+    # The body is sent whole, with the length http.client computes; the reply is never
+    # compressed and the connection never reused (one exchange, one deadline).
+    skip = ("accept-encoding", "connection", "content-length", "transfer-encoding")
+    pairs = [(k, v) for k, v in pairs if k.lower() not in skip]
     pairs += [("Accept-Encoding", "identity"), ("Connection", "close")]
     sock: socket.socket | None = None
     try:
