@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from scidx.errors import ChatProviderError, ProviderError, RerankError, ScidxErr
 from scidx.rag.chat import complete
 from scidx.rag.rewriters import LLMRewriter
 from scidx.rerank.http import HttpReranker
+from support.cli import run
 from support.hostile_server import Hostile, HostileServer
 
 KEY = "sk-test-hostile-0123456789"
@@ -163,3 +165,28 @@ def test_a_malformed_reply_is_a_scidx_error(
             call(server.base_url)
     assert needle in str(info.value)
     assert info.value.__cause__ is None or isinstance(info.value.__cause__, ScidxError)
+
+
+@pytest.fixture
+def keyword_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\n## Cache\n\nThe cache lives on disk.\n")
+    config = tmp_path / "staticcorpus.json"
+    config.write_text(json.dumps({"include": ["docs/*.md"], "output": "docs.scidx"}))
+    assert run(["pack-docs", "--config", str(config), "--quiet"], capsys)[0] == 0
+    return tmp_path / "docs.scidx"
+
+
+@pytest.mark.parametrize("case", ["nested", "status line", "200 KB header line"])
+def test_the_cli_reports_a_malformed_rerank_reply_in_one_line(
+    keyword_index: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    answer, needle = BROKEN[case]
+    with HostileServer(answer) as server:
+        argv = ["search", str(keyword_index), "cache", "--mode", "keyword", "--rerank", "http"]
+        for option in ("api=tei", f"base_url={server.base_url}", "timeout=2", "max_retries=0"):
+            argv += ["--rerank-option", option]
+        code, out, err = run(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: http:tei at ") and needle in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
