@@ -72,6 +72,18 @@ def test_dripped_headers_meet_the_same_deadline() -> None:
     assert info.value.timeout and info.value.retryable
 
 
+def test_a_dripped_tls_handshake_meets_the_deadline() -> None:
+    """A server that drips a TLS record (header first, then a byte a tick) cannot hold a call."""
+    record = b"\x16\x03\x03\x40\x00" + b"\x00" * 200  # a 16 KiB handshake record, slowly
+    with HostileServer(Hostile(b"", record, interval=0.05, http=False)) as server:
+        url = f"https://127.0.0.1:{server.port}/"
+        start = time.monotonic()
+        with pytest.raises(HttpFailure, match=r"within 0\.5 s") as info:
+            send("GET", url, timeout=0.5)
+        assert time.monotonic() - start < 1.0
+    assert info.value.timeout
+
+
 def test_a_redirect_comes_back_unfollowed() -> None:
     with HostileServer(Hostile.ok(b"[]")) as other:
         with HostileServer(Hostile.redirect(other.base_url + "/x", 302)) as server:

@@ -258,6 +258,8 @@ def _connect(
         elif via is not None:
             absolute = True
         if scheme == "https":
+            # CPython bounds a whole handshake by the socket's timeout (one deadline across its
+            # reads), so this is what is left of the call, however slowly the server answers.
             sock.settimeout(max(deadline - time.monotonic(), 0.001))
             sock = _tls_context().wrap_socket(sock, server_hostname=host)
     except BaseException:

@@ -30,12 +30,15 @@ class Hostile:
         body: Sent after ``head``, ``step`` bytes at a time.
         interval: Seconds between two steps of ``body`` (0: all at once).
         step: Bytes per step.
+        http: Wait for a whole HTTP request first; ``False`` answers the first bytes of
+            anything (a TLS ClientHello).
     """
 
     head: bytes
     body: bytes = b""
     interval: float = 0.0
     step: int = 1
+    http: bool = True
 
     @staticmethod
     def ok(body: bytes, *, interval: float = 0.0, extra: str = "") -> Hostile:
@@ -138,7 +141,11 @@ class HostileServer:
         with conn:
             conn.settimeout(10)
             try:
-                seen = self._read_request(conn)
+                if self.answer.http:
+                    seen = self._read_request(conn)
+                else:
+                    first = conn.recv(65536)
+                    seen = Seen("", {}, first) if first else None
                 if seen is None:
                     return
                 with self._lock:
