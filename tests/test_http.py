@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Callable
 
 import httpx2
 import pytest
 
 from scidx.http import (
     MAX_JSON_DEPTH,
+    ConnectionPool,
     HttpFailure,
     ReplyError,
     json_depth,
@@ -24,7 +26,7 @@ from scidx.http import (
     sdk_http_client,
     send,
 )
-from support.hostile_server import Hostile, HostileServer
+from support.hostile_server import Hostile, HostileServer, KeepAliveServer
 
 
 @pytest.fixture(autouse=True)
@@ -174,3 +176,58 @@ def test_the_sdk_client_maps_failures() -> None:
         with sdk_http_client(server.base_url, 2) as client:
             with pytest.raises(httpx2.RemoteProtocolError, match="nests 1000 levels"):
                 client.get(server.base_url)
+
+
+def test_a_pool_keeps_one_connection_for_many_calls() -> None:
+    with KeepAliveServer() as server:
+        pool = ConnectionPool()
+        for _ in range(5):
+            assert (
+                send("POST", server.base_url + "/x", body=b"{}", timeout=2, pool=pool).body == b"[]"
+            )
+        assert server.connections == 1 and server.requests == 5 and len(pool) == 1
+        pool.close()
+        _wait_until(lambda: server.open_connections == 0)
+        # Without a pool, each call has its own connection and closes it.
+        for _ in range(2):
+            send("GET", server.base_url, timeout=2)
+        assert server.connections == 3
+
+
+def test_a_connection_the_server_dropped_is_replaced_once() -> None:
+    with KeepAliveServer(drop_second=True) as server:
+        pool = ConnectionPool()
+        for _ in range(3):
+            assert send("POST", server.base_url, body=b"{}", timeout=2, pool=pool).body == b"[]"
+        # Calls 2 and 3 each met their connection dropped and were sent again on a new one.
+        assert server.requests == 5 and server.connections == 3
+        pool.close()
+
+
+def test_an_expired_or_closed_idle_connection_is_not_reused() -> None:
+    with KeepAliveServer() as server:
+        pool = ConnectionPool(idle_seconds=0.0)
+        send("GET", server.base_url, timeout=2, pool=pool)
+        send("GET", server.base_url, timeout=2, pool=pool)
+        assert server.connections == 2  # the first had expired at once
+        pool.close()
+    with HostileServer(Hostile.ok(b"[]", extra="")) as closing:  # HTTP/1.1, closes after replying
+        pool = ConnectionPool()
+        send("GET", closing.base_url, timeout=2, pool=pool)
+        assert len(pool) == 0  # "Connection: close": never kept
+
+
+def test_the_sdk_client_keeps_connections_and_closes_them() -> None:
+    with KeepAliveServer(body=b'{"ok": true}') as server:
+        with sdk_http_client(server.base_url, 2) as client:
+            for _ in range(4):
+                assert client.get(server.base_url + "/v1/x").json() == {"ok": True}
+        assert server.connections == 1
+        _wait_until(lambda: server.open_connections == 0)
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 5
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)

@@ -5,7 +5,8 @@ embedder, chat ``complete()`` and the ``llm`` query rewriter, and any plugin tha
 rules) goes through :func:`send`; the ``openai`` SDK is given :func:`sdk_http_client`, an
 ``httpx2`` client whose transport is :func:`send`, so both paths keep the same rules:
 
-* **A deadline per call**, not per socket read: connecting, sending and receiving the status
+* **A deadline per call**, not per socket read (a kept-alive connection, :class:`ConnectionPool`,
+  gets the same deadline on each call): connecting, sending and receiving the status
   line, every header and every body byte must all finish within ``timeout`` seconds, else
   :class:`HttpFailure` (``timeout``). A server that drips one byte every half second cannot hold
   a caller past it; a client that retries waits at most ``timeout`` x attempts plus backoff.
@@ -38,8 +39,10 @@ import itertools
 import json
 import operator
 import re
+import select
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -50,6 +53,7 @@ from typing import Any
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_REPLY_BYTES",
+    "ConnectionPool",
     "HttpFailure",
     "Reply",
     "ReplyError",
@@ -252,6 +256,9 @@ def _connect(
         extra["Proxy-Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
     sock = socket.create_connection(address, timeout=max(deadline - time.monotonic(), 0.001))
     try:
+        # http.client sends the headers and the body in two writes: without this, Nagle holds
+        # the body until the server's delayed ACK (40 ms a request on a kept-alive connection).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if via is not None and scheme == "https":
             _tunnel(sock, host, port, extra, deadline, timeout)
             extra = {}
@@ -314,6 +321,7 @@ def send(
     headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     timeout: float,
     max_bytes: int = MAX_REPLY_BYTES,
+    pool: ConnectionPool | None = None,
 ) -> Reply:
     """One HTTP exchange within ``timeout`` seconds, start to last byte; redirects not followed.
 
@@ -325,6 +333,8 @@ def send(
             ``identity``.
         timeout: The deadline of the whole call, in seconds.
         max_bytes: The largest body accepted.
+        pool: Keep the connection open for the next call of this client (see
+            :class:`ConnectionPool`); without one, each call has its own connection.
 
     Returns:
         The :class:`Reply`, whatever its status (``3xx`` included: see :func:`redirect_message`).
@@ -340,50 +350,33 @@ def send(
     if scheme not in ("http", "https") or not host:
         raise HttpFailure(f"not an http:// or https:// URL: {url[:80]!r}", retryable=False)
     parts = urllib.parse.urlsplit(url)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
     # The body is sent whole, with the length http.client computes; the reply is never
-    # compressed and the connection never reused (one exchange, one deadline).
+    # compressed; without a pool the connection ends with the exchange.
     skip = ("accept-encoding", "connection", "content-length", "transfer-encoding")
     pairs = [(k, v) for k, v in pairs if k.lower() not in skip]
-    pairs += [("Accept-Encoding", "identity"), ("Connection", "close")]
-    sock: socket.socket | None = None
+    pairs.append(("Accept-Encoding", "identity"))
+    if pool is None:
+        pairs.append(("Connection", "close"))
+    exchange = _Exchange(
+        method,
+        url.split("#", 1)[0],
+        (parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
+        body,
+        pairs,
+        (scheme, host, port),
+        deadline,
+        timeout,
+        max_bytes,
+    )
     try:
-        sock, absolute, extra = _connect(scheme, host, port, deadline, timeout)
-        conn = http.client.HTTPConnection(host, port)
-        if scheme == "https":
-            conn.default_port = 443  # so the Host header leaves out the default port
-        conn.sock = _DeadlineSocket(sock, deadline, timeout)
-        conn.request(
-            method,
-            url.split("#", 1)[0] if absolute else target,
-            body=body,
-            headers=dict([*pairs, *extra.items()]),
-        )
-        response = conn.getresponse()
-        try:
-            declared = response.getheader("Content-Length")
-            if declared and declared.strip().isdigit() and int(declared) > max_bytes:
-                raise HttpFailure(
-                    f"the reply announces {int(declared)} bytes, over the {max_bytes}-byte limit",
-                    retryable=False,
-                )
-            encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
-            if encoding != "identity":
-                raise HttpFailure(
-                    f"the reply is compressed ({encoding[:20]}) although identity was asked for",
-                    retryable=False,
-                )
-            data = response.read(max_bytes + 1)
-            if len(data) > max_bytes:
-                raise HttpFailure(
-                    f"the reply is larger than the {max_bytes}-byte limit", retryable=False
-                )
-            if response.length:  # read(amt) returns a short body instead of raising
-                raise http.client.IncompleteRead(data, response.length)
-            return Reply(response.status, response.reason, response.msg, data)
-        finally:
-            response.close()
+        kept = pool.take(exchange.origin) if pool is not None else None
+        if kept is not None:
+            try:
+                return exchange.run(kept, pool, reused=True)
+            except _Stale:
+                pass  # the server had closed the idle connection: once more, on a new one
+        return exchange.run(_connect(scheme, host, port, deadline, timeout), pool)
     except HttpFailure:
         raise
     except TimeoutError:
@@ -396,9 +389,148 @@ def send(
         raise HttpFailure(_describe(exc), retryable=dropped) from None
     except (OSError, ValueError) as exc:  # ValueError: a header value http.client refuses
         raise HttpFailure(_describe(exc), retryable=isinstance(exc, OSError)) from None
-    finally:
-        if sock is not None:
+
+
+class _Stale(Exception):
+    """Internal: a kept-alive connection turned out closed before any reply byte."""
+
+
+_Link = tuple[socket.socket, bool, dict[str, str]]  # socket, absolute target?, extra headers
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    method: str
+    url: str
+    target: str
+    body: bytes | None
+    headers: list[tuple[str, str]]
+    origin: tuple[str, str, int]
+    deadline: float
+    timeout: float
+    max_bytes: int
+
+    def run(self, link: _Link, pool: ConnectionPool | None, *, reused: bool = False) -> Reply:
+        sock, absolute, extra = link
+        keep = False
+        try:
+            scheme, host, port = self.origin
+            conn = http.client.HTTPConnection(host, port)
+            if scheme == "https":
+                conn.default_port = 443  # so the Host header leaves out the default port
+            conn.sock = _DeadlineSocket(sock, self.deadline, self.timeout)
+            try:
+                conn.request(
+                    self.method,
+                    self.url if absolute else self.target,
+                    body=self.body,
+                    headers=dict([*self.headers, *extra.items()]),
+                )
+                response = conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                if reused:
+                    raise _Stale from None
+                raise
+            try:
+                reply = self._read(response)
+            finally:
+                response.close()
+            keep = pool is not None and not response.will_close
+            return reply
+        finally:
+            if keep and pool is not None:
+                pool.give(self.origin, link)
+            else:
+                sock.close()
+
+    def _read(self, response: http.client.HTTPResponse) -> Reply:
+        max_bytes = self.max_bytes
+        declared = response.getheader("Content-Length")
+        if declared and declared.strip().isdigit() and int(declared) > max_bytes:
+            raise HttpFailure(
+                f"the reply announces {int(declared)} bytes, over the {max_bytes}-byte limit",
+                retryable=False,
+            )
+        encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
+        if encoding != "identity":
+            raise HttpFailure(
+                f"the reply is compressed ({encoding[:20]}) although identity was asked for",
+                retryable=False,
+            )
+        data = response.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise HttpFailure(
+                f"the reply is larger than the {max_bytes}-byte limit", retryable=False
+            )
+        if response.length:  # read(amt) returns a short body instead of raising
+            raise http.client.IncompleteRead(data, response.length)
+        if not response.isclosed():
+            response.will_close = True  # a body not read to its end cannot share the socket
+        return Reply(response.status, response.reason, response.msg, data)
+
+
+class ConnectionPool:
+    """Idle kept-alive connections of one client, for :func:`send` to reuse; thread-safe.
+
+    A connection is kept only after a reply read to its end that did not say
+    ``Connection: close``; it is reused at most ``idle_seconds`` later (servers close idle
+    connections after a few seconds) and only if the server has not closed it meanwhile; a
+    request that finds it closed all the same is sent again, once, on a new connection.
+
+    Args:
+        max_idle: Idle connections kept per origin (more are closed).
+        idle_seconds: How long an idle connection stays usable.
+    """
+
+    def __init__(self, max_idle: int = 8, idle_seconds: float = 4.0) -> None:
+        self.max_idle = max_idle
+        self.idle_seconds = idle_seconds
+        self._idle: dict[tuple[str, str, int], list[tuple[_Link, float]]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(v) for v in self._idle.values())
+
+    def take(self, key: tuple[str, str, int]) -> _Link | None:
+        """The most recently idle, still open connection to ``key``, or None."""
+        while True:
+            with self._lock:
+                found = self._idle.get(key)
+                if not found:
+                    return None
+                link, since = found.pop()
+            if time.monotonic() - since < self.idle_seconds and not _readable(link[0]):
+                return link
+            link[0].close()  # expired, or closed (or chattering) while idle
+
+    def give(self, key: tuple[str, str, int], link: _Link) -> None:
+        """Keep ``link`` for the next call, unless the pool is closed or full."""
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if not self._closed and len(idle) < self.max_idle:
+                idle.append((link, time.monotonic()))
+                return
+        link[0].close()
+
+    def close(self) -> None:
+        """Close every idle connection; later connections are not kept."""
+        with self._lock:
+            self._closed = True
+            links = [link for idle in self._idle.values() for link, _ in idle]
+            self._idle.clear()
+        for sock, _, _ in links:
             sock.close()
+
+
+def _readable(sock: socket.socket) -> bool:
+    # An idle HTTP connection has nothing to read: readable means closed (EOF) or broken.
+    try:
+        ready, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(ready)
 
 
 # -- the openai SDK's client -------------------------------------------------------------------
@@ -407,10 +539,12 @@ def send(
 def sdk_http_client(base_url: str, timeout: float, *, max_bytes: int = MAX_REPLY_BYTES) -> Any:
     """An ``httpx2.Client`` for the ``openai`` SDK whose every request goes through :func:`send`.
 
-    The transport answers only ``base_url``'s origin (anything else, such as a redirect the SDK
-    was told to follow, is refused before a byte is sent) and refuses JSON replies nested deeper
-    than :data:`MAX_JSON_DEPTH`, so the SDK never parses one. Failures reach the SDK as
-    ``httpx2`` errors (a timeout as ``ReadTimeout``) whose text is :class:`HttpFailure`'s.
+    Connections are kept alive between requests (a :class:`ConnectionPool` per client, closed
+    with it). The transport answers only ``base_url``'s origin (anything else, such as a
+    redirect the SDK was told to follow, is refused before a byte is sent) and refuses JSON
+    replies nested deeper than :data:`MAX_JSON_DEPTH`, so the SDK never parses one. Failures
+    reach the SDK as ``httpx2`` errors (a timeout as ``ReadTimeout``) whose text is
+    :class:`HttpFailure`'s.
 
     Args:
         base_url: The API base URL the client may talk to.
@@ -427,6 +561,12 @@ def sdk_http_client(base_url: str, timeout: float, *, max_bytes: int = MAX_REPLY
         refused = True  # what the SDK's callers look for on ``__cause__``
 
     class _Transport(httpx2.BaseTransport):
+        def __init__(self) -> None:
+            self.pool = ConnectionPool()
+
+        def close(self) -> None:
+            self.pool.close()
+
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
             url = str(request.url)
             if origin(url) != pinned:
@@ -444,6 +584,7 @@ def sdk_http_client(base_url: str, timeout: float, *, max_bytes: int = MAX_REPLY
                     headers=[(k, v) for k, v in request.headers.multi_items()],
                     timeout=timeout,
                     max_bytes=max_bytes,
+                    pool=self.pool,
                 )
             except HttpFailure as exc:
                 if exc.timeout:

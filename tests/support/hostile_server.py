@@ -161,3 +161,97 @@ class HostileServer:
                     conn.sendall(answer.body[start : start + answer.step])
             except OSError:
                 return  # the client gave up: that is what the tests want
+
+
+@dataclass
+class KeepAliveServer:
+    """An HTTP/1.1 server that keeps connections open; counts them and the requests on each.
+
+    With ``drop_second``, the second request on any connection is read and then the connection
+    is closed without a reply, as a server does whose idle timeout fired just as the request
+    arrived; a client must then send it again on a new connection.
+    """
+
+    body: bytes = b"[]"
+    drop_second: bool = False
+    connections: int = 0
+    requests: int = 0
+
+    def __post_init__(self) -> None:
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.2)
+        self.port = int(self._sock.getsockname()[1])
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+
+    @property
+    def open_connections(self) -> int:
+        """Connections the client has not closed yet."""
+        with self._lock:
+            return len(self._open)
+
+    def __enter__(self) -> KeepAliveServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._sock.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self.connections += 1
+                self._open.add(conn)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        conn.settimeout(0.2)
+        buffer = b""
+        served = 0
+        try:
+            while not self._stop.is_set():
+                while b"\r\n\r\n" not in buffer:
+                    try:
+                        chunk = conn.recv(65536)
+                    except TimeoutError:
+                        if self._stop.is_set():
+                            return
+                        continue
+                    if not chunk:
+                        return  # the client closed it
+                    buffer += chunk
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                while len(buffer) < length:
+                    buffer += conn.recv(65536)
+                buffer = buffer[length:]
+                served += 1
+                with self._lock:
+                    self.requests += 1
+                if self.drop_second and served == 2:
+                    return
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(self.body), self.body)
+                )
+        except OSError:
+            return
+        finally:
+            with self._lock:
+                self._open.discard(conn)
+            conn.close()
