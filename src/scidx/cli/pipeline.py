@@ -405,7 +405,7 @@ def ask_command(
         typer.Option("--base-url", help="API base URL (default: OPENAI_BASE_URL, OpenAI)."),
     ] = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for the answer.")
+        float, typer.Option("--timeout", help="Seconds each attempt may take, up to the last byte.")
     ] = 60.0,
     max_retries: Annotated[
         int, typer.Option("--max-retries", help="Retries on 429/5xx/connection errors.")

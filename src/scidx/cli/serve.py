@@ -133,6 +133,20 @@ _SearchThreads = Annotated[
     int,
     typer.Option("--search-threads", help="Searches running at once (0: one per core)."),
 ]
+_EmbedThreads = Annotated[
+    int,
+    typer.Option(
+        "--embed-threads",
+        help="Query embeddings (hybrid, vector) running at once, apart from the searches.",
+    ),
+]
+_EmbedWait = Annotated[
+    float,
+    typer.Option(
+        "--embed-wait",
+        help="Seconds a hybrid or vector request waits for its query embedding (then 503).",
+    ),
+]
 _AccessLog = Annotated[
     bool, typer.Option("--access-log/--no-access-log", help="Log every request.")
 ]
@@ -172,6 +186,8 @@ def serve_command(
     read_timeout: _ReadTimeout = 10.0,
     max_connections: _MaxConnections = 512,
     search_threads: _SearchThreads = 0,
+    embed_threads: _EmbedThreads = 8,
+    embed_wait: _EmbedWait = 10.0,
     title: Annotated[str, typer.Option("--title", help="The search page's heading.")] = "Search",
     access_log: _AccessLog = False,
     model_dir: _ModelDir = None,
@@ -205,6 +221,8 @@ def serve_command(
         reload_interval=reload_interval,
         verify=verify,
         search_threads=search_threads,
+        embed_threads=embed_threads,
+        embed_wait=embed_wait,
         load_mode=load_mode,
         memory_max=max(memory_max, -1) * 1024 * 1024,
     )

@@ -14,6 +14,10 @@ Contract:
   full jitter; other 4xx fail at once. Invalid responses (count, indices, dimensions, non-finite
   values, malformed JSON) fail at once. Every failure is a :class:`~scidx.errors.ProviderError`
   that says what failed and how to resume.
+* HTTP goes through :func:`scidx.http.sdk_http_client`: ``timeout`` bounds one attempt from
+  connecting to the reply's last byte (a server that drips cannot hold a batch past
+  ``timeout`` x (``max_retries`` + 1) plus backoff), redirects are never followed and the
+  client talks only to its base URL's origin, and replies are bounded in size and nesting.
 * The API key comes from ``OPENAI_API_KEY`` (or an explicit argument for library callers). It is
   read only when a request is about to be made (:meth:`OpenAIEmbedder.check_ready`) and never
   appears in a message, log record, ``repr`` or exception chain.
@@ -25,7 +29,6 @@ index built with OpenAI (:func:`query_embedder_from_stamp`).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import json
 import logging
 import math
 import os
@@ -44,6 +47,7 @@ from scidx.embed.base import Embedder, Vectors
 from scidx.embed.openai_models import DEFAULT_MODEL, MODELS, ModelInfo
 from scidx.embed.retry import retry_after
 from scidx.errors import ConfigError, MissingAPIKeyError, ProviderError
+from scidx.http import MAX_REPLY_BYTES, ReplyError, loads_json, redirect_message, sdk_http_client
 from scidx.redact import display_url, redact
 
 __all__ = [
@@ -69,6 +73,13 @@ DEFAULT_MAX_TOKENS_PER_REQUEST = 150_000
 # Byte-level BPE never yields fewer than one byte per token, so ``bytes`` bounds the true token
 # count from above. English averages ~4 bytes per token; 3 keeps a margin for code and markup.
 BYTES_PER_TOKEN = 3
+
+#: The SDK's own default base URL, pinned here so the HTTP client knows its one origin.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+# A float printed as JSON takes at most ~25 bytes; a reply of `batch_size` vectors fits in
+# 32 bytes a component plus room for the envelope.
+_BYTES_PER_COMPONENT = 32
 
 _STATUS_NAMES = {
     400: "Bad Request",
@@ -165,7 +176,7 @@ class OpenAIEmbedder(Embedder):
             Never logged, shown or written anywhere.
         batch_size: Maximum inputs per request.
         concurrency: Maximum requests in flight.
-        timeout: Seconds to wait for one response.
+        timeout: Seconds one request may take, from connecting to the reply's last byte.
         max_retries: Retries per batch after the first attempt (429, 5xx, 408, timeouts,
             connection errors).
         max_tokens_per_request: Cap on the estimated tokens of one request.
@@ -269,6 +280,9 @@ class OpenAIEmbedder(Embedder):
         self.describe_input: Callable[[str], str | None] | None = None
         self._base_url = base_url
         self._send_dimensions = shortening
+        self._max_reply = max(
+            MAX_REPLY_BYTES, batch_size * dimensions * _BYTES_PER_COMPONENT + (1 << 20)
+        )
         self._usd_per_million = info.usd_per_million_tokens if info else None
         self._explicit_key = _Secret(api_key) if api_key else None
         self._key: _Secret | None = None  # the key the client was made with, for scrubbing
@@ -336,8 +350,13 @@ class OpenAIEmbedder(Embedder):
         with self._client_lock:
             if self._client is None or self._key is None or self._key.reveal() != key:
                 # max_retries=0: the retry policy is ours, so it is the same for every SDK version.
+                base = self.base_url or DEFAULT_BASE_URL
                 self._client = openai.OpenAI(
-                    api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+                    api_key=key,
+                    base_url=base,
+                    max_retries=0,
+                    timeout=self.timeout,
+                    http_client=sdk_http_client(base, self.timeout, max_bytes=self._max_reply),
                 )
                 self._key = _Secret(key)
             return self._client
@@ -459,6 +478,9 @@ class OpenAIEmbedder(Embedder):
             status = exc.status_code
             name = _STATUS_NAMES.get(status, "")
             message = self._server_message(exc.body)
+            if 300 <= status < 400:
+                location = exc.response.headers.get("location")
+                return _Failure(redirect_message(status, location), "", retryable=False)
             return _Failure(
                 what=f"HTTP {status} {name}".rstrip(),
                 detail=message,
@@ -467,9 +489,11 @@ class OpenAIEmbedder(Embedder):
                 token_limit=status == 400 and bool(_TOKEN_LIMIT_PATTERN.search(message)),
             )
         except openai.APITimeoutError:
-            return _Failure("timeout", f"no response within {self.timeout:g} s", True)
+            return _Failure("timeout", f"no complete reply within {self.timeout:g} s", True)
         except openai.APIConnectionError as exc:
             cause = exc.__cause__
+            if getattr(cause, "refused", False):
+                return _Failure("invalid response", self._scrub(str(cause))[:300], False)
             detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
             return _Failure("connection error", self._scrub(detail)[:300], True)
         return self._parse(content, len(inputs))
@@ -481,11 +505,9 @@ class OpenAIEmbedder(Embedder):
             return _Failure("invalid response", detail, retryable=False)
 
         try:
-            payload = json.loads(content)
-        except json.JSONDecodeError as exc:
-            return bad(f"the body is not valid JSON ({exc.msg} at byte {exc.pos})")
-        except UnicodeDecodeError:
-            return bad("the body is not UTF-8 text")
+            payload = loads_json(content, max_bytes=self._max_reply)
+        except ReplyError as exc:
+            return bad(str(exc))
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list):
             return bad('the body has no "data" list')

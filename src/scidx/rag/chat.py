@@ -5,6 +5,11 @@ prompt to a chat-completions endpoint through the official ``openai`` SDK, impor
 request is made. The key comes from ``OPENAI_API_KEY`` only; the base URL from the argument,
 else ``OPENAI_BASE_URL``, else the SDK's default. Provider failures become
 :class:`ChatError` subclasses (exit code 2) whose messages never contain the key.
+
+The SDK's HTTP goes through :func:`scidx.http.sdk_http_client`: ``timeout`` bounds each
+attempt from connecting to the reply's last byte (so a call ends within ``timeout`` x
+(``max_retries`` + 1) plus the SDK's backoff), redirects are not followed and the client talks
+only to its base URL's origin, and replies over 16 MB or nested too deep are refused.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scidx.errors import ChatError, ChatMissingKeyError, ChatProviderError, ConfigError
+from scidx.http import redirect_message, sdk_http_client
 from scidx.index.retrieval import RetrievalRequest
 from scidx.rag.pipeline import Pipeline, Prepared, PromptOptions
 from scidx.redact import display_url, redact
@@ -30,7 +36,11 @@ __all__ = [
 
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 
-# Anything shaped like an OpenAI key, in case a server echoes one back in an error body.
+#: The SDK's own default base URL, pinned here so the HTTP client knows its one origin.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+# A chat answer is a few KB; 16 MB leaves room for long answers and verbose servers.
+_MAX_REPLY_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -71,7 +81,9 @@ def _scrub(text: str, key: str) -> str:
     return redact(text, [key])
 
 
-def _status_message(status: int, where: str, detail: str) -> str:
+def _status_message(status: int, where: str, detail: str, location: str | None = None) -> str:
+    if 300 <= status < 400:
+        return f"the chat provider at {where} answered {redirect_message(status, location)}"
     if status == 401:
         return (
             f"the chat provider at {where} rejected the API key (HTTP 401): {detail}; "
@@ -110,7 +122,7 @@ def complete(
         messages: The chat messages (``role``/``content``).
         model: The chat model id.
         base_url: The API base URL; default ``OPENAI_BASE_URL``, else the SDK's.
-        timeout: Seconds to wait for the response.
+        timeout: Seconds one attempt may take, from connecting to the reply's last byte.
         max_retries: SDK retries on 429/5xx/connection errors (it honours ``Retry-After``).
         temperature: Sampling temperature (0 for reproducible answers; None: server default).
 
@@ -136,7 +148,14 @@ def complete(
     where = display_url(url) if url else "api.openai.com"
     import openai  # the heavy SDK is imported only when a request is really made
 
-    client = openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=max_retries)
+    effective = url or DEFAULT_BASE_URL
+    client = openai.OpenAI(
+        api_key=key,
+        base_url=effective,
+        timeout=timeout,
+        max_retries=max_retries,
+        http_client=sdk_http_client(effective, timeout, max_bytes=_MAX_REPLY_BYTES),
+    )
     kwargs: dict[str, Any] = {"model": model, "messages": messages}
     if temperature is not None:
         kwargs["temperature"] = temperature
@@ -144,13 +163,20 @@ def complete(
         response = client.chat.completions.create(**kwargs)
     except openai.APIStatusError as exc:
         detail = _scrub(_error_detail(exc), key)
-        raise ChatProviderError(_status_message(exc.status_code, where, detail)) from None
+        location = exc.response.headers.get("location")
+        raise ChatProviderError(_status_message(exc.status_code, where, detail, location)) from None
     except openai.APITimeoutError:
         raise ChatProviderError(
-            f"the chat provider at {where} did not answer within {timeout:g} s; retry, or "
-            "raise --timeout"
+            f"the chat provider at {where} did not send a complete reply within {timeout:g} s "
+            f"({max_retries + 1} attempts); retry, or raise --timeout"
         ) from None
     except openai.APIConnectionError as exc:
+        if getattr(exc.__cause__, "refused", False):
+            raise ChatProviderError(
+                f"the chat provider at {where} sent a reply scidx refuses: "
+                f"{_scrub(str(exc.__cause__), key)}; check --base-url points at an "
+                "OpenAI-compatible chat-completions API"
+            ) from None
         raise ChatProviderError(
             f"cannot reach the chat provider at {where}: {_scrub(str(exc.__cause__ or exc), key)}"
             "; check --base-url / OPENAI_BASE_URL and the network"
@@ -214,7 +240,7 @@ def ask(
         options: Prompt options (template, grounding, budgets).
         model: Chat model id.
         base_url: API base URL (default ``OPENAI_BASE_URL``, else api.openai.com).
-        timeout: Seconds to wait for the answer.
+        timeout: Seconds one attempt may take (see :func:`complete`).
         max_retries: SDK retries on 429/5xx/connection errors.
 
     Returns:

@@ -43,7 +43,7 @@ class LLMRewriter:
         model: The chat model id.
         base_url: The API base URL (default ``OPENAI_BASE_URL``, else OpenAI's).
         instruction: The system message.
-        timeout: Seconds to wait for the model.
+        timeout: Seconds one attempt may take, from connecting to the reply's last byte.
         max_retries: SDK retries on 429/5xx/connection errors.
     """
 

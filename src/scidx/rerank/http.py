@@ -28,7 +28,13 @@ Contract:
   connection errors are retried up to ``max_retries`` times with full-jitter exponential backoff
   (``backoff_base`` doubling up to ``backoff_max``), waiting at least what ``Retry-After`` /
   ``retry-after-ms`` asks (capped at ``max_retry_after``); other 4xx fail at once.
-* Only the standard library is used (``urllib``): no vendor SDK is needed at run time.
+* **Deadline and replies** — ``timeout`` bounds the whole exchange of one attempt (connect,
+  send, status, headers, body), not one socket read, so one call ends within
+  ``timeout`` x (``max_retries`` + 1) plus backoff. Redirects are never followed (the key stays
+  with ``base_url``'s origin); replies over 16 MB, nested deeper than
+  :data:`~scidx.http.MAX_JSON_DEPTH` or breaking HTTP are :class:`~scidx.errors.RerankError`.
+  All of it is :mod:`scidx.http`, shared with the OpenAI clients.
+* Only the standard library is used (:mod:`scidx.http`): no vendor SDK is needed at run time.
 """
 
 from __future__ import annotations
@@ -38,14 +44,13 @@ import math
 import os
 import random
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from scidx.embed.retry import retry_after
 from scidx.errors import ConfigError, RerankError
+from scidx.http import HttpFailure, ReplyError, loads_json, redirect_message, send
 from scidx.index.hits import Hit
 from scidx.index.rerank import passage
 
@@ -88,7 +93,7 @@ class HttpReranker:
         model: The model id (required except for ``tei``, which serves one model).
         base_url: The API base URL (default per API; required for ``tei``).
         key_env: The environment variable holding the API key.
-        timeout: Seconds to wait for one response.
+        timeout: Seconds one attempt may take, from connecting to the last byte of the reply.
         max_retries: Retries after the first attempt.
         backoff_base: First backoff ceiling in seconds (doubles each retry).
         backoff_max: Largest backoff ceiling in seconds.
@@ -196,39 +201,40 @@ class HttpReranker:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body: bytes = response.read(_MAX_BODY + 1)
-        except urllib.error.HTTPError as exc:
-            status = exc.code
-            try:
-                detail = exc.read(2000).decode("utf-8", "replace")
-            except OSError:
-                detail = ""
+            reply = send(
+                "POST",
+                self.url,
+                body=data,
+                headers=headers,
+                timeout=self.timeout,
+                max_bytes=_MAX_BODY,
+            )
+        except HttpFailure as exc:
+            return _Failure(self._scrub(exc.what, key), retryable=exc.retryable)
+        status = reply.status
+        if 300 <= status < 400:
+            return _Failure(
+                redirect_message(status, reply.headers.get("Location")), retryable=False
+            )
+        if not 200 <= status < 300:
+            detail = reply.body[:2000].decode("utf-8", "replace")
             detail = " ".join(self._scrub(detail, key).split())[:300]
             return _Failure(
-                f"HTTP {status} {exc.reason}".rstrip() + (f": {detail}" if detail else ""),
+                f"HTTP {status} {reply.reason}".rstrip() + (f": {detail}" if detail else ""),
                 retryable=status in (408, 429) or status >= 500,
-                retry_after=self._retry_after(exc.headers),
+                retry_after=self._retry_after(reply.headers),
             )
-        except TimeoutError:
-            return _Failure(f"no response within {self.timeout:g} s", retryable=True)
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            return _Failure(f"connection error: {self._scrub(str(reason), key)}", retryable=True)
-        if len(body) > _MAX_BODY:
-            return _Failure(f"the response is larger than {_MAX_BODY >> 20} MB", retryable=False)
-        return body
+        return reply.body
 
     def _parse(self, content: bytes, count: int) -> list[float]:
         def bad(detail: str) -> RerankError:
             return RerankError(f"{self.name} at {self.url}: invalid response: {detail}")
 
         try:
-            payload = json.loads(content)
-        except (UnicodeDecodeError, ValueError):
-            raise bad("not JSON") from None
+            payload = loads_json(content, max_bytes=_MAX_BODY)
+        except ReplyError as exc:
+            raise bad(str(exc)) from None
         if self.api == "tei":
             items, field = payload, "score"
         else:

@@ -53,6 +53,7 @@ from scidx.web.common import (
 from scidx.web.hosts import HostCheck
 from scidx.web.openai_api import OpenAIRoutes
 from scidx.web.search_api import make_search_endpoint
+from scidx.web.semantic import EmbedSlots
 from scidx.web.store import IndexSet
 
 __all__ = ["create_app"]
@@ -158,7 +159,8 @@ def create_app(
     )
     protected = _bearer_guard(settings)
     slots = SearchSlots(settings.search_threads)
-    openai = OpenAIRoutes(store, settings, _front_matter_reader(), slots)
+    embeds = EmbedSlots(settings.embed_threads, settings.embed_wait)
+    openai = OpenAIRoutes(store, settings, _front_matter_reader(), slots, embeds)
     page, static = _page_handlers(store, title)
 
     async def healthz(request: Request) -> Response:
@@ -172,7 +174,11 @@ def create_app(
         Route("/", page, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
-        Route("/search", protected(make_search_endpoint(store, settings, slots)), methods=["GET"]),
+        Route(
+            "/search",
+            protected(make_search_endpoint(store, settings, slots, embeds)),
+            methods=["GET"],
+        ),
         Route("/v1/vector_stores", protected(openai.list_stores), methods=["GET"]),
         Route("/v1/vector_stores", read_only, methods=write),
         Route("/v1/vector_stores/{store_id}", protected(openai.get_store), methods=["GET"]),

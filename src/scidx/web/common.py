@@ -67,6 +67,11 @@ class WebSettings:
         search_threads: Searches running at once; more requests wait their turn. Searching is
             CPU-bound, so running more than the machine has cores only makes every request
             slower (measured by ``benchmarks/bench_serve.py``); 0 means one per core.
+        embed_threads: Query embeddings (hybrid and vector requests) running at once, on
+            threads of their own: a slow embedding provider never holds a search slot, so
+            keyword searches go on (see :mod:`scidx.web.semantic`).
+        embed_wait: Seconds a hybrid or vector request waits for its query embedding; then
+            ``503 query_embedding_timeout`` (the page falls back to keyword results).
         load_mode: How index files are held (``auto``, ``memory``, ``copy``, ``map``; see
             :mod:`scidx.web.snapshot`): every mode but ``map`` survives in-place rewrites.
         memory_max: ``auto`` reads files up to this many bytes into memory, copies larger ones.
@@ -87,6 +92,8 @@ class WebSettings:
     reload_interval: float = 0.0
     verify: bool = True
     search_threads: int = 0
+    embed_threads: int = 8
+    embed_wait: float = 10.0
     load_mode: str = "auto"
     memory_max: int = DEFAULT_MEMORY_MAX
     filter_candidates: int = DEFAULT_FILTER_CANDIDATES
@@ -108,6 +115,10 @@ class WebSettings:
             raise ConfigError(f"reload_interval must be >= 0 seconds, got {self.reload_interval}")
         if not 0 <= self.search_threads <= 256:
             raise ConfigError(f"search_threads must be in 0..256, got {self.search_threads}")
+        if not 1 <= self.embed_threads <= 256:
+            raise ConfigError(f"embed_threads must be in 1..256, got {self.embed_threads}")
+        if not math.isfinite(self.embed_wait) or not 0 < self.embed_wait <= 3600:
+            raise ConfigError(f"embed_wait must be in (0, 3600] seconds, got {self.embed_wait}")
         check_load_mode(self.load_mode, self.memory_max)
         if not 1 <= self.filter_candidates <= 1_000_000:
             raise ConfigError(

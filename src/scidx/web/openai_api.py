@@ -57,6 +57,7 @@ from scidx.web.common import (
     query_params,
     read_json,
 )
+from scidx.web.semantic import EmbedSlots, query_vectors
 from scidx.web.store import IndexSet, ServedIndex
 
 __all__ = ["LOCAL_PROVIDERS", "OpenAIRoutes"]
@@ -354,14 +355,17 @@ def run_search(
     filters: Mapping[str, Any] | None,
     front_matter: Callable[[Index, str], Mapping[str, Any]],
     candidates: int = DEFAULT_FILTER_CANDIDATES,
+    query_vector: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """The search results for one vector-store request (on a leased index).
 
     With ``filters``, only the best ``candidates`` chunks are examined: fewer than ``k``
-    results come back when fewer of them pass.
+    results come back when fewer of them pass. ``query_vector``, if given, is the query's
+    embedding (computed in the embedding slots).
     """
+    vector: dict[str, Any] = {} if query_vector is None else {"query_vector": query_vector}
     if filters is None:
-        hits = idx.search(query, k=k, mode=mode, min_score=threshold)
+        hits = idx.search(query, k=k, mode=mode, min_score=threshold, **vector)
         return [
             _result(hit, hit.score, _attributes(hit, front_matter(idx, hit.source))) for hit in hits
         ]
@@ -371,7 +375,7 @@ def run_search(
     out: list[dict[str, Any]] = []
     limit = max(1, min(len(idx), candidates))
     pages: dict[str, bool | Mapping[str, Any]] = {}
-    for hit in idx.search(query, k=limit, mode=mode, min_score=threshold):
+    for hit in idx.search(query, k=limit, mode=mode, min_score=threshold, **vector):
         source = hit.source
         reduced = pages.get(source)
         if reduced is None:
@@ -468,6 +472,8 @@ class OpenAIRoutes:
         settings: The app's limits.
         front_matter: ``(index, source path) -> front matter`` for result attributes.
         slots: Where searches run (shared with ``GET /search``).
+        embeds: Where query embeddings run (shared with ``GET /search``; see
+            :mod:`scidx.web.semantic`).
     """
 
     def __init__(
@@ -476,8 +482,10 @@ class OpenAIRoutes:
         settings: WebSettings,
         front_matter: Callable[[Index, str], Mapping[str, Any]],
         slots: SearchSlots,
+        embeds: EmbedSlots | None = None,
     ) -> None:
         self.slots = slots
+        self.embeds = embeds or EmbedSlots(settings.embed_threads, settings.embed_wait)
         self.indexes = indexes
         self.settings = settings
         self.front_matter = front_matter
@@ -545,6 +553,8 @@ class OpenAIRoutes:
         filters = body.get("filters")
         if filters is not None:
             filters = check_filter(filters)
+        mode = self.settings.default_mode
+        vectors = await query_vectors(self.embeds, [entry], text, mode)
 
         def run() -> list[dict[str, Any]]:
             with entry.lease() as idx:
@@ -553,11 +563,12 @@ class OpenAIRoutes:
                         idx,
                         text,
                         k=k,
-                        mode=self.settings.default_mode,
+                        mode=mode,
                         threshold=threshold,
                         filters=filters,
                         front_matter=self.front_matter,
                         candidates=self.settings.filter_candidates,
+                        query_vector=vectors.get(entry.name),
                     )
                 except ScidxError as exc:
                     raise from_scidx_error(exc, "query") from None
@@ -627,7 +638,7 @@ class OpenAIRoutes:
                 except ScidxError as exc:
                     raise from_scidx_error(exc, "input") from None
 
-        vectors = await self.slots.run(run)
+        vectors = await self.embeds.run(run)
         data = []
         for i, vec in enumerate(vectors):
             arr = np.asarray(vec, dtype="<f4").reshape(-1)

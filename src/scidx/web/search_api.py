@@ -34,6 +34,7 @@ from scidx.web.common import (
     json_response,
     query_params,
 )
+from scidx.web.semantic import EmbedSlots, query_vectors
 from scidx.web.store import IndexSet, ServedIndex
 
 __all__ = ["GROUPS", "make_search_endpoint"]
@@ -54,9 +55,17 @@ def _run_one(
 
 
 def make_search_endpoint(
-    indexes: IndexSet, settings: WebSettings, slots: SearchSlots
+    indexes: IndexSet,
+    settings: WebSettings,
+    slots: SearchSlots,
+    embeds: EmbedSlots | None = None,
 ) -> Callable[[Request], Any]:
-    """The ``GET /search`` handler over ``indexes``."""
+    """The ``GET /search`` handler over ``indexes``.
+
+    A hybrid or vector request embeds its query in ``embeds`` first (see
+    :mod:`scidx.web.semantic`), then searches in ``slots``.
+    """
+    embeds = embeds or EmbedSlots(settings.embed_threads, settings.embed_wait)
 
     async def search_endpoint(request: Request) -> Response:
         params = query_params(request, PARAMS)
@@ -100,11 +109,15 @@ def make_search_endpoint(
         else:
             entries = list(indexes)
 
+        vectors = await query_vectors(embeds, entries, query, mode)
+
         def run() -> list[dict[str, Any]]:
             lists = []
             for entry in entries:
+                vector = vectors.get(entry.name)
+                extra = options if vector is None else {**options, "query_vector": vector}
                 try:
-                    lists.append(_run_one(entry, query, k, options, group))
+                    lists.append(_run_one(entry, query, k, extra, group))
                 except ScidxError as exc:
                     raise from_scidx_error(exc) from None
             return lists[0] if len(lists) == 1 else [row for _, row in rrf_fuse(lists)[:k]]

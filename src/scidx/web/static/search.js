@@ -112,6 +112,7 @@
       .then(function (answer) {
         if (mine !== sequence) return; // a newer query is on its way
         if (!answer.ok) {
+          if (semanticUnavailable(answer)) return keywordFallback(url, mine, q);
           clearResults();
           var message = answer.body && answer.body.error ? answer.body.error.message : "failed";
           setStatus("Search failed: " + message, true);
@@ -125,6 +126,40 @@
         setStatus("Search failed: " + (error && error.message ? error.message : error), true);
       });
   }
+
+  // --- semantic fallback (issue 39) ---
+  // A server whose query embeddings are slow or failing answers a hybrid search 503 with a
+  // query_embedding_* code: the page then shows the keyword results and says what is missing.
+  function semanticUnavailable(answer) {
+    var code = answer.body && answer.body.error ? String(answer.body.error.code || "") : "";
+    return code.indexOf("query_embedding_") === 0;
+  }
+
+  function keywordFallback(url, mine, q) {
+    url.searchParams.set("mode", "keyword");
+    fetch(url.toString(), { signal: controller.signal, headers: { Accept: "application/json" } })
+      .then(function (response) {
+        return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+      })
+      .then(function (answer) {
+        if (mine !== sequence) return;
+        if (!answer.ok) {
+          clearResults();
+          setStatus("Search failed: semantic search is unavailable and keyword search failed", true);
+          return;
+        }
+        var hits = answer.body.hits || [];
+        render(hits, q);
+        setStatus(hits.length
+          ? "Semantic search is unavailable right now: showing keyword matches only."
+          : "Semantic search is unavailable right now, and no keyword match for “" + q + "”.", false);
+      })
+      .catch(function (error) {
+        if ((error && error.name === "AbortError") || mine !== sequence) return;
+        setStatus("Search failed: " + (error && error.message ? error.message : error), true);
+      });
+  }
+  // --- end semantic fallback (issue 39) ---
 
   // The bundle's reader is loaded on first use (import() from a classic script).
   function openBundle() {
