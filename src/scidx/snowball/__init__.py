@@ -8,18 +8,24 @@ English, the tokenizer's own Porter2. Runtime: stdlib only.
 
 Words are expected as the tokenizer yields them: NFKC, case-folded (so German ``ß`` is
 already ``ss``; the German Snowball stemmer maps ``ß`` to ``ss`` itself, so the stem is the
-same either way). Any string is accepted; each call does work linear in its length.
+same either way). Any string is accepted; each call does work linear in its length. A word
+with a character beyond U+FFFF is returned as it is: the generated JavaScript counts UTF-16
+code units where Python counts code points, so the two would stem it differently (Dutch
+``a𐐨ingen``: ``aa𐐨`` in Python and PyStemmer, ``a𐐨`` in JavaScript).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import re
 from collections.abc import Callable
 
 from scidx.snowball._stopwords import STOP_WORDS
 
 __all__ = ["SNOWBALL_LANGUAGES", "stemmer", "stop_words"]
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]").search
 
 # ISO 639-1 code -> the generated module and class (snowballstemmer's names).
 _ALGORITHMS = {
@@ -58,6 +64,8 @@ def stemmer(lang: str) -> Callable[[str], str]:
     cls = getattr(module, f"{name.capitalize()}Stemmer")
 
     def stem(word: str) -> str:
+        if not word.isascii() and _ASTRAL(word) is not None:
+            return word  # see the module docstring: JavaScript would stem it otherwise
         # A generated stemmer keeps the word being stemmed on the instance, so one shared
         # instance would mix up two threads' words; a new one costs a microsecond.
         result: str = cls().stemWord(word)

@@ -5535,6 +5535,9 @@ function unknown(lang) {
     `these are ${SNOWBALL_LANGUAGES.join(", ")} (English is scidx-bundle.js's stem)`);
 }
 
+// The generated code counts UTF-16 code units where Python counts code points, so a word with
+// a character beyond U+FFFF would stem differently: both sides return such a word as it is.
+const ASTRAL = /[\u{10000}-\u{10ffff}]/u;
 const STEMMERS = new Map();
 /** The language's Snowball stemmer, a word -> stem function (one per language). */
 export function stemmer(lang) {
@@ -5543,7 +5546,7 @@ export function stemmer(lang) {
     if (!Object.hasOwn(CLASSES, lang)) throw unknown(lang);
     // One instance per language is safe: JavaScript runs one stemWord call at a time.
     const s = new CLASSES[lang]();
-    fn = (word) => s.stemWord(word);
+    fn = (word) => (ASTRAL.test(word) ? word : s.stemWord(word));
     STEMMERS.set(lang, fn);
   }
   return fn;
