@@ -77,7 +77,7 @@ const errors = jobs.unknown.map((lang) => {
 let stopError = null;
 try { m.stopWords("en"); } catch (e) { stopError = e.message; }
 process.stdout.write(JSON.stringify({ languages: m.SNOWBALL_LANGUAGES, out, stop, errors,
-  stopError, same: m.stemmer("de") === m.stemmer("de") }));
+  stopError, same: m.stemmer("de") === m.stemmer("de"), maxWordLength: m.MAX_WORD_LENGTH }));
 """
 
 
@@ -209,6 +209,7 @@ def test_javascript_api_and_stop_words_match_python() -> None:
     ]
     assert result["stopError"] == message.format('"en"')
     assert result["same"] is True
+    assert result["maxWordLength"] == snowball.MAX_WORD_LENGTH
 
 
 HOSTILE = [
@@ -226,6 +227,10 @@ HOSTILE = [
     "l'homme",
     "ijzer",
     "aujourd'hui",
+    # Longest stemmed and shortest unstemmed (MAX_WORD_LENGTH 64).
+    "abschaltungen" * 4 + "keit" + "ungen" + "ung",
+    "abschaltungen" * 4 + "keit" + "ungen" + "ungs",
+    "x" * 1_000_000 + "ungen",
     # Beyond U+FFFF: returned as they are (JavaScript would count two code units each).
     "a\U00010428ingen",
     "ka\U0001d41asen",
@@ -240,9 +245,12 @@ def test_hostile_words_are_bounded_and_match_pystemmer(lang: str) -> None:
     started = time.perf_counter()
     ours = [stem(w) for w in HOSTILE]
     assert time.perf_counter() - started < 5
-    assert [w for w, o in zip(HOSTILE, ours, strict=True) if ASTRAL.search(w) and o != w] == []
+    unstemmed = [w for w in HOSTILE if ASTRAL.search(w) or len(w) > snowball.MAX_WORD_LENGTH]
+    assert len(unstemmed) == 9
+    assert [w for w, o in zip(HOSTILE, ours, strict=True) if w in unstemmed and o != w] == []
     # PyStemmer encodes to UTF-8, which refuses lone surrogates: compare the rest.
-    comparable = [i for i, w in enumerate(HOSTILE) if "\ud800" not in w and not ASTRAL.search(w)]
+    comparable = [i for i, w in enumerate(HOSTILE) if "\ud800" not in w and w not in unstemmed]
+    assert max(len(HOSTILE[i]) for i in comparable) == snowball.MAX_WORD_LENGTH == 64
     assert [ours[i] for i in comparable] == _pystemmer(lang, [HOSTILE[i] for i in comparable])
 
 

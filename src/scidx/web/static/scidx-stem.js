@@ -5535,8 +5535,12 @@ function unknown(lang) {
     `these are ${SNOWBALL_LANGUAGES.join(", ")} (English is scidx-bundle.js's stem)`);
 }
 
-// The generated code counts UTF-16 code units where Python counts code points, so a word with
-// a character beyond U+FFFF would stem differently: both sides return such a word as it is.
+// Returned as they are, as in Python: a word longer than MAX_WORD_LENGTH (the generated code's
+// work grows faster than the word), and one with a character beyond U+FFFF (the generated code
+// counts UTF-16 code units where Python counts code points, so the two would stem it
+// differently). Once astral words are out, a word's length is the same number on both sides.
+/** Longer words are not stemmed (src/scidx/snowball/__init__.py, MAX_WORD_LENGTH). */
+export const MAX_WORD_LENGTH = 64;
 const ASTRAL = /[\u{10000}-\u{10ffff}]/u;
 const STEMMERS = new Map();
 /** The language's Snowball stemmer, a word -> stem function (one per language). */
@@ -5546,7 +5550,7 @@ export function stemmer(lang) {
     if (!Object.hasOwn(CLASSES, lang)) throw unknown(lang);
     // One instance per language is safe: JavaScript runs one stemWord call at a time.
     const s = new CLASSES[lang]();
-    fn = (word) => (ASTRAL.test(word) ? word : s.stemWord(word));
+    fn = (word) => (word.length > MAX_WORD_LENGTH || ASTRAL.test(word) ? word : s.stemWord(word));
     STEMMERS.set(lang, fn);
   }
   return fn;
