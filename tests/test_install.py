@@ -176,7 +176,16 @@ def test_the_wheel_and_sdist_carry_the_licence(tmp_path: Path) -> None:
         names = zf.namelist()
         meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    assert "License-Expression: MIT" in meta
+    # The vendored Snowball stemmers (Python and JS) travel with their BSD licence.
+    assert "License-Expression: MIT AND BSD-3-Clause" in meta
+    assert any(
+        n.endswith(".dist-info/licenses/src/scidx/snowball/_generated/COPYING") for n in names
+    )
+    assert {
+        "scidx/snowball/_generated/COPYING",
+        "scidx/snowball/_generated/german_stemmer.py",
+        "scidx/web/static/scidx-stem.js",
+    } <= set(names)
     sdist = next(tmp_path.glob("toolup_rag-*.tar.gz"))
     with tarfile.open(sdist) as tf:
         assert any(n.endswith("/LICENSE") for n in tf.getnames())

@@ -76,3 +76,34 @@ def test_keyword_search_imports_no_embedder(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+LANGUAGES_SCRIPT = """
+import sys
+before = set(sys.modules)
+from scidx import languages
+for lang in languages.STEMMED_LANGUAGES:
+    assert languages.stemmer(lang)("xyz") and languages.stop_words(lang), lang
+new = set(sys.modules) - before
+# The vendored Snowball stemmers need the stdlib alone (no numpy, no snowballstemmer).
+outside = sorted(
+    m for m in new
+    if m.split(".")[0] != "scidx" and m.split(".")[0] not in sys.stdlib_module_names
+)
+assert not outside, outside
+heavy = sorted({heavy!r} & set(sys.modules))
+assert not heavy, heavy
+assert "scidx.snowball._generated.german_stemmer" in sys.modules
+print("ok")
+"""
+
+
+def test_languages_import_only_the_stdlib() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", LANGUAGES_SCRIPT.format(heavy=set(HEAVY))],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

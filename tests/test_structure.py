@@ -4,7 +4,7 @@
 * No module-level import cycle, counting ``TYPE_CHECKING`` and function-level imports too
   (import-linter's contracts skip the former, and a lazy import still couples two modules).
 * No function is longer than 100 lines (code and docstring), except the published stemmer's
-  steps, which follow the Snowball text step by step.
+  steps, which follow the Snowball text step by step, and the vendored code Snowball generates.
 * CI (``.ci/run``) runs the README's test command and the static checks.
 """
 
@@ -27,8 +27,9 @@ SRC = ROOT / "src"
 # such as docs.scidx, nor a URL or a command name).
 DOTTED = re.compile(r"(?<![\w./\\-])scidx(?:\.[A-Za-z_]\w*)+")
 MAX_FUNCTION_LINES = 100
-# The Snowball English stemmer's steps are written as published, however long (tokenize.py).
-LONG_FUNCTIONS_ALLOWED = re.compile(r"scidx\.tokenize\._step\w*")
+# The Snowball English stemmer's steps are written as published, however long (tokenize.py),
+# and the other languages' stemmers are the Snowball compiler's output, vendored unedited.
+LONG_FUNCTIONS_ALLOWED = re.compile(r"scidx\.tokenize\._step\w*|scidx\.snowball\._generated\..*")
 
 
 def _documents() -> Iterator[tuple[str, str]]:
