@@ -100,7 +100,7 @@ def test_a_dripping_reply_ends_within_timeout_times_attempts(
     attempts = RETRIES + 1
     assert len(server.seen) == attempts
     # The bound is the deadline of every attempt; the margin covers backoff and thread start-up.
-    assert elapsed < TIMEOUT * attempts + 1.0, elapsed
+    assert elapsed < TIMEOUT * attempts + 2.5, elapsed
     assert "within 0.6 s" in str(info.value)
     assert KEY not in str(info.value)
 

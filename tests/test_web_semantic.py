@@ -98,7 +98,7 @@ def test_keyword_searches_go_on_while_the_embedding_endpoint_drips(
         assert response.status_code == 200
         assert response.json()["hits"][0]["anchor"] == "logs"
         # Well under embed_wait: the keyword search did not wait for the hybrid ones to give up.
-        assert time.monotonic() - start < 1.0
+        assert time.monotonic() - start < 1.5
     for thread in threads:
         thread.join(10)
     assert len(hybrid) == 6
@@ -107,7 +107,7 @@ def test_keyword_searches_go_on_while_the_embedding_endpoint_drips(
         error: dict[str, Any] = response.json()["error"]
         assert error["code"] == "query_embedding_timeout"
         assert "semantic part of this search is unavailable" in error["message"]
-        assert elapsed < 3.5  # embed_wait (2 s) and some scheduling, never the drip's ~3 minutes
+        assert elapsed < 6.0  # embed_wait (2 s) and some scheduling, never the drip's ~3 minutes
     # Only two embedding threads ever ran, however many requests asked.
     assert 1 <= len(endpoint.seen) <= 2
 
