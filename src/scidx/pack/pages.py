@@ -15,6 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from scidx.errors import ConfigError
 from scidx.index.urls import UNPUBLISHED, page_problem
@@ -24,6 +25,7 @@ from scidx.pack.site import Site
 __all__ = [
     "docusaurus_page",
     "page_path",
+    "retitle",
     "source_pages",
     "starlight_page",
     "strip_number_prefix",
@@ -152,6 +154,8 @@ def page_path(site: Site, source: str, meta: Mapping[str, str]) -> str:
         page = vitepress_page(source, site.rewrites)
     elif site.pages == "starlight":
         page = starlight_page(source, meta)
+    elif site.pages == "mkdocs":
+        page = dict(site.page_urls).get(source, UNPUBLISHED)
     else:
         raise ValueError(f"no page rules {site.pages!r}")
     return page
@@ -178,3 +182,11 @@ def source_pages(site: Site | None, records: Sequence[Record]) -> dict[str, str]
             )
         pages[record.source] = page
     return pages
+
+
+def retitle(site: Site | None, records: Sequence[Record]) -> list[Record]:
+    """``records`` with the titles ``site`` gives their sources (the MkDocs nav's), if any."""
+    titles = dict(site.titles) if site is not None else {}
+    if not titles:
+        return list(records)
+    return [replace(r, title=titles[r.source]) if r.source in titles else r for r in records]

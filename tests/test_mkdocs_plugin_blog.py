@@ -1,0 +1,118 @@
+"""The MkDocs plugin on a Material site with the blog plugin, through a real ``mkdocs build``.
+
+The site is built by the test: a split config (``mkdocs-site.yml`` INHERITs
+``mkdocs-base.yml``, built with ``mkdocs build -f``), ``exclude_docs``, a draft page, a page
+without an H1 that the nav titles, and blog posts (one a draft). Every hit's URL must name a
+file MkDocs wrote into ``site/``, with the published post URLs ``blog/YYYY/MM/DD/<slug>/``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scidx.index.index import load
+
+pytest.importorskip("mkdocs")
+pytest.importorskip("material")
+
+SITE_URL = "https://docs.example.org/proj/"
+
+_FILES = {
+    "mkdocs-base.yml": (
+        f"site_name: Proj\nsite_url: {SITE_URL}\n"
+        "theme:\n  name: material\n"
+        "markdown_extensions: [admonition, attr_list, md_in_html, pymdownx.details,\n"
+        "  pymdownx.superfences, {pymdownx.tabbed: {alternate_style: true}}]\n"
+    ),
+    "mkdocs-site.yml": (
+        "INHERIT: mkdocs-base.yml\n"
+        "exclude_docs: |\n  internal/\n"
+        "draft_docs: |\n  wip.md\n"
+        "nav:\n  - Home: index.md\n  - The Guide: guide.md\n  - Blog: blog/index.md\n"
+        "plugins:\n  - blog\n  - scidx\n"
+    ),
+    "docs/index.md": (
+        "# Welcome\n\nThe zebrafish project home.\n\n"
+        '!!! note "Heads up"\n\n    Zebrafish admonition body text.\n\n'
+        '=== "Linux"\n\n    Install zebrafish on Linux.\n\n'
+        '=== "macOS"\n\n    Install zebrafish on macOS.\n'
+    ),
+    "docs/guide.md": "Zebrafish guide text before any heading.\n\n## Setup\n\nSet up zebrafish.\n",
+    "docs/internal/secret.md": "# Secret\n\nZebrafish internal notes.\n",
+    "docs/wip.md": "# Work in progress\n\nZebrafish draft page.\n",
+    "docs/blog/index.md": "# Blog\n",
+    "docs/blog/posts/first.md": (
+        "---\ndate: 2024-01-31\n---\n\n# Zebrafish Release Notes\n\nZebrafish 1.0 is out.\n"
+    ),
+    "docs/blog/posts/second.md": (
+        "---\ndate:\n  created: 2024-03-02\nslug: custom-slug\n---\n\n"
+        "# Second Post\n\nMore zebrafish news.\n"
+    ),
+    "docs/blog/posts/draft.md": (
+        "---\ndate: 2024-04-01\ndraft: true\n---\n\n# Draft Post\n\nUnpublished zebrafish.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def blog_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("blog")
+    for name, text in _FILES.items():
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / name).write_text(text, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", "mkdocs-site.yml"],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return tmp
+
+
+def _site_file(site: Path, url: str) -> Path:
+    assert url.startswith(SITE_URL), url
+    path = url[len(SITE_URL) :].partition("#")[0]
+    return site / path / "index.html" if path.endswith("/") or not path else site / path
+
+
+def test_every_hit_url_names_a_file_mkdocs_built(blog_site: Path) -> None:
+    site = blog_site / "site"
+    index = load(site / "search.scidx")
+    hits = index.search("zebrafish", k=100, mode="keyword", group=None)
+    assert hits
+    for hit in hits:
+        page = _site_file(site, hit.url)
+        assert page.is_file(), hit.url
+        anchor = hit.url.partition("#")[2]
+        if anchor:
+            assert f'id="{anchor}"' in page.read_text(encoding="utf-8"), hit.url
+    pages = {h.source: h.url.partition("#")[0] for h in hits}
+    assert pages["blog/posts/first.md"] == f"{SITE_URL}blog/2024/01/31/zebrafish-release-notes/"
+    assert pages["blog/posts/second.md"] == f"{SITE_URL}blog/2024/03/02/custom-slug/"
+    assert pages["index.md"] == SITE_URL
+
+
+def test_only_the_pages_mkdocs_built_are_packed(blog_site: Path) -> None:
+    index = load(blog_site / "site" / "search.scidx")
+    sources = {h.source for h in index.search("zebrafish", k=100, mode="keyword", group=None)}
+    assert "internal/secret.md" not in sources  # exclude_docs
+    assert "wip.md" not in sources  # draft_docs: not in a build
+    assert "blog/posts/draft.md" not in sources  # the blog plugin's draft
+    assert {"index.md", "guide.md", "blog/posts/first.md"} <= sources
+
+
+def test_the_flavour_is_mkdocs_and_the_nav_titles_a_page_without_h1(blog_site: Path) -> None:
+    index = load(blog_site / "site" / "search.scidx")
+    hits = index.search("zebrafish", k=100, mode="keyword", group=None)
+    (guide,) = {h.title for h in hits if h.source == "guide.md"}
+    assert guide == "The Guide"
+    for hit in hits:
+        text = hit.plain or ""
+        assert "!!!" not in text and '=== "' not in text, (hit.url, text)
