@@ -116,3 +116,22 @@ def test_the_flavour_is_mkdocs_and_the_nav_titles_a_page_without_h1(blog_site: P
     for hit in hits:
         text = hit.plain or ""
         assert "!!!" not in text and '=== "' not in text, (hit.url, text)
+
+
+def test_web_bundle_option_without_starlette(blog_site: Path, tmp_path: Path) -> None:
+    """The plugin's web_bundle needs only the cli extra: Starlette made unimportable."""
+    import shutil
+
+    tmp = tmp_path / "p"
+    shutil.copytree(blog_site, tmp, ignore=shutil.ignore_patterns("site"))
+    yml = tmp / "mkdocs-site.yml"
+    yml.write_text(yml.read_text().replace("  - scidx\n", "  - scidx:\n      web_bundle: find/\n"))
+    code = (
+        "import sys; sys.modules['starlette'] = None; "
+        "from mkdocs.__main__ import cli; cli(['build', '-f', 'mkdocs-site.yml'])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert (tmp / "site" / "find" / "index.html").is_file()
