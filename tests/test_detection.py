@@ -100,6 +100,11 @@ def test_an_inherit_loop_or_missing_parent_derives_nothing(tmp_path: Path) -> No
     assert cfg.site is not None and "INHERITs a config that cannot be read" in cfg.site.note
     (root / "other.yml").unlink()
     assert config_from_dict(_INCLUDE, root=root).url_template is None
+    # Only YAML is read as a parent config.
+    (root / "mkdocs.yml").write_text("INHERIT: /etc/passwd\nsite_url: https://ex.org/\n")
+    cfg = config_from_dict(_INCLUDE, root=root)
+    assert cfg.url_template is None and cfg.site is not None
+    assert cfg.site.note == "mkdocs.yml INHERITs a config that cannot be read"
 
 
 def test_the_generator_key_forces_the_flavour(tmp_path: Path) -> None:
@@ -208,3 +213,45 @@ def test_fastapi_de_reads_as_mkdocs(shared_dir: Path) -> None:
     cfg = config_from_dict({"include": ["docs/**/*.md"], "output": "x.scidx"}, root=de)
     assert cfg.generator == "mkdocs" and cfg.detection is not None
     assert cfg.detection.origin == "content"
+
+
+def test_material_blog_posts_link_to_their_dates_and_slugs(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    from scidx.index.index import load
+    from scidx.pack.packer import pack_docs
+
+    root = shared_dir / "corpora" / "mkdocs-material-docs"
+    out = tmp_path / "m.scidx"
+    cfg = config_from_dict({"include": ["docs/blog/**/*.md"], "output": str(out)}, root=root)
+    assert cfg.site is not None and cfg.site.pages == "mkdocs" and cfg.site.blog_known
+    pack_docs(cfg)
+    hits = load(out).search("transforming material blog support", k=200, mode="keyword")
+    urls = {h.source: (h.url or "").partition("#")[0] for h in hits}
+    site = "https://squidfunk.github.io/mkdocs-material/"
+    # The slug from the post's title (an apostrophe dropped), as the published site has it.
+    assert urls["docs/blog/posts/transforming-material-for-mkdocs.md"] == (
+        site + "blog/2024/08/19/how-were-transforming-material-for-mkdocs/"
+    )
+    assert urls["docs/blog/posts/blog-support-just-landed.md"] == (
+        site + "blog/2022/09/12/blog-support-just-landed/"
+    )
+
+
+def test_blog_options_that_move_posts_leave_them_without_urls(tmp_path: Path) -> None:
+    from scidx.pack.pages import page_path
+
+    root = _write(
+        tmp_path,
+        {
+            "mkdocs.yml": (
+                "site_url: https://ex.org/\nplugins:\n  - search\n  - blog:\n"
+                '      post_url_format: "{slug}"\n'
+            ),
+            "docs/blog/posts/a.md": "---\ndate: 2024-01-02\n---\n\n# A\n",
+        },
+    )
+    cfg = config_from_dict(_INCLUDE, root=root)
+    assert cfg.site is not None and cfg.site.blog_dir == "blog" and not cfg.site.blog_known
+    assert page_path(cfg.site, "docs/blog/posts/a.md", {}, "# A\n") == "\x00"  # unpublished
+    assert page_path(cfg.site, "docs/guide/index.md", {}) == "guide/"

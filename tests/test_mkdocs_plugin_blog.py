@@ -135,3 +135,43 @@ def test_web_bundle_option_without_starlette(blog_site: Path, tmp_path: Path) ->
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert (tmp / "site" / "find" / "index.html").is_file()
+
+
+def test_pack_docs_links_blog_posts_as_material_publishes_them(
+    blog_site: Path, tmp_path: Path
+) -> None:
+    """Without the plugin: the CLI reads the split config and the blog plugin's defaults."""
+    import json
+
+    from scidx.pack.config import load_config
+    from scidx.pack.packer import pack_docs
+
+    config = blog_site / "staticcorpus.json"
+    config.write_text(
+        json.dumps(
+            {
+                "include": ["docs/**/*.md"],
+                "exclude": ["docs/internal/**", "docs/wip.md"],  # exclude_docs, draft_docs
+                "output": str(tmp_path / "cli.scidx"),
+            }
+        )
+    )
+    try:
+        cfg = load_config(config)
+        assert cfg.site is not None and cfg.site.config == "mkdocs-site.yml"
+        assert cfg.site.blog_dir == "blog" and cfg.site.blog_known
+        pack_docs(cfg)
+    finally:
+        config.unlink()
+    built = {
+        (h.source, h.anchor): h.url
+        for h in load(blog_site / "site" / "search.scidx").search(
+            "zebrafish", k=100, mode="keyword", group=None
+        )
+    }
+    cli = {
+        (h.source.removeprefix("docs/"), h.anchor): h.url
+        for h in load(tmp_path / "cli.scidx").search("zebrafish", k=100, mode="keyword", group=None)
+    }
+    assert cli.pop(("blog/posts/draft.md", "draft-post")) is None  # a draft: not published
+    assert cli == built

@@ -449,7 +449,7 @@ def _pack_run(
         vector_arrays, bm25 = _embed_and_index(run, valid, pool, use_cache, seed, result, report)
     finally:
         pool.close()
-    pages = source_pages(run.cfg.site, valid)
+    pages = source_pages(run.cfg.site, valid, run.cfg.root)
     header = _header_meta(run)
     if "window.chunk" in vector_arrays:
         header["windows"] = run.embedder.window_policy()

@@ -45,6 +45,9 @@ class Site:
             MkDocs' ``page.url``), with ``pages="mkdocs"``; a source not listed is unpublished.
         titles: ``(source, title)`` pairs that replace the title the chunker finds (the MkDocs
             plugin: the nav title of a page without an H1).
+        blog_dir: Material's blog plugin is on (``pages="mkdocs"``): its folder in the docs,
+            whose ``posts/`` are published at ``blog_dir/YYYY/MM/DD/<slug>/``.
+        blog_known: The blog plugin's options are those defaults (else posts get no URL).
     """
 
     generator: str
@@ -58,6 +61,8 @@ class Site:
     derived: bool = False
     page_urls: tuple[tuple[str, str], ...] = ()
     titles: tuple[tuple[str, str], ...] = ()
+    blog_dir: str | None = None
+    blog_known: bool = False
 
     def canonical(self) -> dict[str, Any]:
         """The settings that change stored page paths (for the config hash)."""
@@ -72,6 +77,8 @@ class Site:
             out["pageUrls"] = [list(p) for p in self.page_urls]
         if self.titles:
             out["titles"] = [list(t) for t in self.titles]
+        if self.blog_dir is not None:
+            out["blog"] = [self.blog_dir, self.blog_known]
         return out
 
 
@@ -151,6 +158,7 @@ def _relative(docs: Path, root: Path) -> str | None:
 
 _MKDOCS_KEYS = ("INHERIT", "site_url", "docs_dir", "use_directory_urls")
 _MAX_INHERIT = 8
+_YAML = re.compile(r"\.ya?ml$", re.IGNORECASE)
 
 
 def _mkdocs_own(text: str) -> dict[str, str | None]:
@@ -163,43 +171,100 @@ def _mkdocs_own(text: str) -> dict[str, str | None]:
     return own
 
 
-def _mkdocs_keys(path: Path, text: str) -> dict[str, str | None]:
-    """The keys merged along the ``INHERIT`` chain, as MkDocs merges them (the child wins).
+def _mkdocs_chain(path: Path, text: str) -> tuple[list[str], bool]:
+    """The texts of ``path`` and the configs it INHERITs (child first); False: a link broke.
 
-    ``INHERIT`` is ``""`` when the chain was read whole, None when a parent is missing,
-    unreadable, a loop or more than ``_MAX_INHERIT`` deep.
+    A parent that is missing, unreadable, not YAML, a loop or more than ``_MAX_INHERIT`` deep
+    breaks the chain.
     """
-    chain = [_mkdocs_own(text)]
+    texts = [text]
     seen = {path.resolve()}
     current = path
-    broken = False
-    while "INHERIT" in chain[-1]:
-        parent = chain[-1]["INHERIT"]
-        nxt = current.parent / parent if parent else None
-        if nxt is None or nxt.resolve() in seen or len(chain) > _MAX_INHERIT:
-            broken = True
-            break
+    while "INHERIT" in (own := _mkdocs_own(texts[-1])):
+        parent = own["INHERIT"]
+        # Only another YAML config is read: `INHERIT: /etc/passwd` reads nothing.
+        nxt = current.parent / parent if parent and _YAML.search(parent) else None
+        if nxt is None or nxt.resolve() in seen or len(texts) > _MAX_INHERIT:
+            return texts, False
         body = _read(nxt)
         if body is None:
-            broken = True
-            break
-        chain.append(_mkdocs_own(body))
+            return texts, False
+        texts.append(body)
         seen.add(nxt.resolve())
         current = nxt
+    return texts, True
+
+
+def _mkdocs_keys(texts: Sequence[str], whole: bool) -> dict[str, str | None]:
+    """The keys merged along the chain as MkDocs merges them (the child wins).
+
+    ``INHERIT`` is ``""`` when the chain was read whole, else None.
+    """
     keys: dict[str, str | None] = {}
-    for own in reversed(chain):
-        keys.update(own)
-    keys["INHERIT"] = None if broken else ""
+    for body in reversed(texts):
+        keys.update(_mkdocs_own(body))
+    keys["INHERIT"] = "" if whole else None
     return keys
 
 
+#: Material's blog plugin options that move its posts' URLs away from the defaults scidx knows.
+_BLOG_RULES = (
+    "post_dir",
+    "post_url_format",
+    "post_url_date_format",
+    "post_slugify",
+    "post_slugify_separator",
+    "draft",
+    "draft_if_future_date",
+    "enabled",
+)
+_PLUGINS = re.compile(r"(?m)^plugins[ \t]*:[ \t]*(?:#.*)?\n((?:(?:[ \t]+.*|-.*|[ \t]*)(?:\n|$))*)")
+_BLOG_ITEM = re.compile(r"^([ \t]*)(?:-[ \t]*)?(?:material/)?blog[ \t]*:?[ \t]*(?:#.*)?$")
+_OPTION = re.compile(r"^[ \t]+(\w+)[ \t]*:[ \t]*(.*?)[ \t]*(?:#.*)?$")
+
+
+def _mkdocs_blog(texts: Sequence[str]) -> tuple[str, bool] | None:
+    """Material's blog plugin in the nearest ``plugins:`` of the chain: ``(blog_dir, known)``.
+
+    ``known`` is False when an option changes where posts are published (or ``blog_dir`` is not
+    a plain folder); None: no blog plugin.
+    """
+    for body in texts:
+        block = _PLUGINS.search(body)
+        if block is None:
+            continue
+        lines = block.group(1).split("\n")
+        for i, line in enumerate(lines):
+            item = _BLOG_ITEM.match(line)
+            if item is None:
+                continue
+            indent = len(item.group(1))
+            found: dict[str, str] = {}
+            for rest in lines[i + 1 :]:
+                if rest.strip() and len(rest) - len(rest.lstrip()) <= indent:
+                    break
+                option = _OPTION.match(rest)
+                if option is not None:
+                    found[option.group(1)] = option.group(2).strip("'\"")
+            blog_dir = found.get("blog_dir", "blog").strip("/")
+            plain = re.fullmatch(r"[\w\-.]+(?:/[\w\-.]+)*", blog_dir) is not None
+            return blog_dir, plain and not set(found) & set(_BLOG_RULES)
+        return None
+    return None
+
+
 def _mkdocs(path: Path, text: str, root: Path) -> Site:
-    keys = _mkdocs_keys(path, text)
+    texts, whole = _mkdocs_chain(path, text)
+    keys = _mkdocs_keys(texts, whole)
     # docs_dir is relative to the config MkDocs is run with (the child), whoever sets it.
     docs = _relative(path.parent / (keys.get("docs_dir") or "docs"), root)
     site = Site("mkdocs", _rel(path, root), docs)
     if keys.get("INHERIT") is None:
         return _note(site, f"{path.name} INHERITs a config that cannot be read")
+    blog = _mkdocs_blog(texts)
+    if blog is not None:
+        # Posts are published at dates and slugs, not at their paths: stored per source.
+        site = replace(site, pages="mkdocs", blog_dir=blog[0], blog_known=blog[1])
     site_url = keys.get("site_url")
     directory = (keys.get("use_directory_urls") or "true").lower() not in ("false", "no", "off")
     if not site_url or not re.match(r"https?://", site_url):
@@ -214,7 +279,7 @@ def _mkdocs_choice(configs: Sequence[Path], root: Path, include: Sequence[str]) 
     The one config no other INHERITs is the one built; with several such, the one whose docs
     folder holds the included files; several that disagree derive nothing.
     """
-    texts = {p: _read(p) for p in configs}
+    texts: dict[Path, str | None] = {p: _read(p) for p in configs}
     inherited: set[Path] = set()
     for p, text in texts.items():
         parent = _mkdocs_own(text).get("INHERIT") if text is not None else None
