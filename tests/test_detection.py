@@ -255,3 +255,26 @@ def test_blog_options_that_move_posts_leave_them_without_urls(tmp_path: Path) ->
     assert cfg.site is not None and cfg.site.blog_dir == "blog" and not cfg.site.blog_known
     assert page_path(cfg.site, "docs/blog/posts/a.md", {}, "# A\n") == "\x00"  # unpublished
     assert page_path(cfg.site, "docs/guide/index.md", {}) == "guide/"
+
+
+def test_sample_texts_starts_in_the_globs_folders_and_survives_a_deep_tree(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    root = _write(tmp_path, {"docs/a.md": "# A\n", "other/b.md": "# B\n", "README.md": "# R\n"})
+    deep = root / "docs"
+    for _ in range(300):
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "z.md").write_text("!!! note\n")
+    # A tree deeper than the recursion limit, without making one that deep on disk (the
+    # temp-folder clean-up of pytest, shared by every run on the machine, recurses).
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(250)
+    try:
+        sources = [s for s, _ in sample_texts(root, ["docs/**/*.md", "README.md"], [])]
+    finally:
+        sys.setrecursionlimit(limit)
+    assert sources[:2] == ["README.md", "docs/a.md"] and sources[-1].endswith("/d/z.md")
+    assert not any(s.startswith("other/") for s in sources)

@@ -549,11 +549,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         raise check.fail("providerOptions", "a JSON object of the plugin's settings")
     timeout = _timeout(data, check)
 
-    forced = check.choice("generator", GENERATORS, "")
-    if forced:
-        detection = Detection(forced, "key")
-    else:
-        detection = detect(root, sample_texts(root, include, exclude))
+    detection = _detection(check, root, include, exclude)
     generator = detection.generator
     # Each generator's own heading ids (Docusaurus and Starlight use github-slugger; Sphinx
     # gives every MyST heading its docutils id).
@@ -622,6 +618,16 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         site=site,
         detection=detection,
     )
+
+
+def _detection(
+    check: _Checker, root: Path, include: tuple[str, ...], exclude: tuple[str, ...]
+) -> Detection:
+    """The ``generator`` key's, else the one detection finds (its config, else the inputs)."""
+    forced = check.choice("generator", GENERATORS, "")
+    if forced:
+        return Detection(forced, "key")
+    return detect(root, sample_texts(root, include, exclude))
 
 
 def _site_urls(

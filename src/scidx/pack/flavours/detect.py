@@ -330,10 +330,12 @@ def detect_from_content(texts: Iterable[tuple[str, str]]) -> tuple[str | None, s
 def sample_texts(
     root: Path, include: Sequence[str], exclude: Sequence[str]
 ) -> Iterator[tuple[str, str]]:
-    """``(source, text)`` of the first input files (bytewise path order), read for detection.
+    """``(source, text)`` of the first input files (folder by folder, names sorted).
 
-    Symlinks are not followed and at most ``_MAX_FILES`` files of ``_MAX_CHARS`` characters are
-    read, so a detection never reads outside ``root`` and stays quick on a huge tree.
+    Globs without wildcards are looked up, the others walked from their fixed folders
+    (``docs/`` for ``docs/**/*.md``). Symlinks are not followed (a path through one is skipped)
+    and at most ``_MAX_FILES`` files of ``_MAX_CHARS`` characters are read, so a detection never
+    reads outside ``root`` and stays quick on a huge tree.
     """
     from scidx.pack.globs import compile_glob
 
@@ -342,11 +344,19 @@ def sample_texts(
         excludes = [compile_glob(g) for g in exclude]
     except re.error:
         return
+    literal = sorted(g for g in include if not any(c in g for c in "*?["))
+    starts = {_fixed_folder(g) for g in include if g not in literal}
+    # A start inside another start is walked with it.
+    walks = sorted(
+        s for s in starts if not any(t != s and (not t or s.startswith(t + "/")) for t in starts)
+    )
+    found = [(g, str(root / g)) for g in literal]
+    candidates = (f for start in walks for f in _walk(root, start))
     count = 0
-    for source, path in _walk(root):
+    for source, path in _chain(found, candidates):
         if not any(g.fullmatch(source) for g in includes):
             continue
-        if any(g.fullmatch(source) for g in excludes):
+        if any(g.fullmatch(source) for g in excludes) or _through_link(root, source):
             continue
         try:
             with open(path, "rb") as fh:
@@ -359,20 +369,62 @@ def sample_texts(
             return
 
 
-def _walk(root: Path, prefix: str = "") -> Iterator[tuple[str, str]]:
-    try:
-        entries = sorted(os.scandir(root / prefix if prefix else root), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        source = f"{prefix}/{entry.name}" if prefix else entry.name
+def _chain(
+    first: Sequence[tuple[str, str]], rest: Iterator[tuple[str, str]]
+) -> Iterator[tuple[str, str]]:
+    yield from first
+    yield from rest
+
+
+def _fixed_folder(glob: str) -> str:
+    """The leading segments of ``glob`` without wildcards (``docs`` for ``docs/**/*.md``)."""
+    fixed: list[str] = []
+    for part in glob.split("/")[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        fixed.append(part)
+    return "/".join(fixed)
+
+
+def _through_link(root: Path, source: str) -> bool:
+    """Whether some part of ``source`` below ``root`` is a symlink (or cannot be checked)."""
+    path = root
+    for part in source.split("/"):
+        path = path / part
         try:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir():
-                if entry.name not in _SKIP and entry.name != ".git":
-                    yield from _walk(root, source)
-            elif entry.name.endswith((".md", ".mdx", ".markdown")):
-                yield source, entry.path
+            if path.is_symlink():
+                return True
+        except OSError:
+            return True
+    return False
+
+
+def _walk(root: Path, start: str) -> Iterator[tuple[str, str]]:
+    """``(source, path)`` of the Markdown files below ``root/start``, depth first, names sorted.
+
+    A loop with an explicit stack: a hostile tree thousands of folders deep cannot reach the
+    interpreter's recursion limit.
+    """
+    if start and _through_link(root, start):
+        return
+    stack = [start]
+    while stack:
+        prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(root / prefix if prefix else root), key=lambda e: e.name)
         except OSError:
             continue
+        folders: list[str] = []
+        for entry in entries:
+            source = f"{prefix}/{entry.name}" if prefix else entry.name
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir():
+                    if entry.name not in _SKIP and entry.name != ".git":
+                        folders.append(source)
+                elif entry.name.endswith((".md", ".mdx", ".markdown")):
+                    yield source, entry.path
+            except OSError:
+                continue
+        stack.extend(reversed(folders))
