@@ -278,3 +278,31 @@ def test_sample_texts_starts_in_the_globs_folders_and_survives_a_deep_tree(
         sys.setrecursionlimit(limit)
     assert sources[:2] == ["README.md", "docs/a.md"] and sources[-1].endswith("/d/z.md")
     assert not any(s.startswith("other/") for s in sources)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("corpus", "origin"), [("fastapi-docs-de", "config"), ("fastapi-docs-en", "content")]
+)
+def test_fastapi_corpora_leave_no_mkdocs_syntax_in_clean_text(
+    shared_dir: Path, corpus: str, origin: str
+) -> None:
+    """Read as GitHub's, 398 (de) and 462 (en) lines of `/// note` blocks and `::: module`
+    directives stayed in the clean text; detected as MkDocs, none does."""
+    import re
+
+    from scidx.pack.chunk import chunk_markdown
+    from scidx.pack.frontmatter import normalize_source
+
+    root = shared_dir / "corpora" / corpus
+    found = detect(root, sample_texts(root, ["**/*.md"], []))
+    assert (found.generator, found.origin) == ("mkdocs", origin)
+    leaked = re.compile(r"(?m)^[ \t]*(?:///[ \t]*\w|:::[ \t]+fastapi\b)")
+    files = 0
+    for path in sorted(root.rglob("*.md")):
+        text = normalize_source(path.read_text(encoding="utf-8"))
+        source = path.relative_to(root).as_posix()
+        chunks = chunk_markdown(text, source, generator="mkdocs", anchor_style="mkdocs")
+        assert not [c.id for c in chunks if leaked.search(c.plain)], source
+        files += 1
+    assert files > 100
