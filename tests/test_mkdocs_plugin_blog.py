@@ -175,3 +175,29 @@ def test_pack_docs_links_blog_posts_as_material_publishes_them(
     }
     assert cli.pop(("blog/posts/draft.md", "draft-post")) is None  # a draft: not published
     assert cli == built
+
+
+def test_a_dirty_rebuild_keeps_the_pages_it_did_not_render(blog_site: Path, tmp_path: Path) -> None:
+    """`mkdocs build --dirty` renders only changed pages; the index keeps every page."""
+    import shutil
+
+    tmp = tmp_path / "p"
+    shutil.copytree(blog_site, tmp, ignore=shutil.ignore_patterns("site"))
+
+    def build() -> set[str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--dirty", "-f", "mkdocs-site.yml"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        index = load(tmp / "site" / "search.scidx")
+        return {h.source for h in index.search("zebrafish", k=100, mode="keyword", group=None)}
+
+    first = build()
+    with (tmp / "docs" / "guide.md").open("a") as fh:
+        fh.write("\n## More\n\nA zebrafish addendum.\n")
+    assert build() == first

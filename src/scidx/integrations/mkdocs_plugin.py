@@ -48,6 +48,7 @@ from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from scidx.errors import ScidxError
@@ -100,6 +101,8 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         self._label = Path("mkdocs.yml")
         # src_uri -> (page URL, title for a page without an H1 or ""), for the pages built.
         self._built: dict[str, tuple[str, str]] = {}
+        self._listed: dict[str, str] = {}  # src_uri -> page URL, for every page included
+        self._dirty = False
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         """Make the work folder, kept for the process.
@@ -108,6 +111,7 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         incremental sidecar in the work folder is found again.
         """
         self._work = Path(tempfile.mkdtemp(prefix="scidx-mkdocs-"))
+        self._dirty = dirty
 
     def on_shutdown(self) -> None:
         """Remove the work folder."""
@@ -171,6 +175,20 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         """Forget the pages of the previous build (``mkdocs serve`` builds again)."""
         self._built = {}
+        self._listed = {}
+
+    def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
+        """Note every page the build includes, with its URL (all plugins have set it by now).
+
+        Only a ``--dirty`` build uses these: it renders the changed pages alone, and the
+        others keep the URL MkDocs gave their file.
+        """
+        self._listed = {
+            f.src_uri: _page_url(f.url)
+            for f in files.documentation_pages()
+            if getattr(f, "generated_by", None) is None and f.src_uri.endswith(".md")
+        }
+        return env
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
         """Note a page MkDocs built from a Markdown file in ``docs_dir``: its URL and title.
@@ -179,16 +197,18 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         in ``docs_dir`` and are not packed.
         """
         file = page.file
-        if file.generated_by is not None or not file.src_uri.endswith(".md"):
+        # generated_by is MkDocs 1.6's; before it, a generated page has no file in docs_dir.
+        if getattr(file, "generated_by", None) is not None or not file.src_uri.endswith(".md"):
             return output
-        docs = Path(config.docs_dir).resolve()
+        if not file.abs_src_path:
+            return output
         try:
-            Path(file.abs_src_path or "").resolve().relative_to(docs)
+            Path(file.abs_src_path).resolve().relative_to(Path(config.docs_dir).resolve())
         except ValueError:
             return output
         has_h1 = any(item.level == 1 for item in page.toc)
         title = "" if has_h1 or page.meta.get("title") else (page.title or "")
-        self._built[file.src_uri] = (unquote(page.url), title)
+        self._built[file.src_uri] = (_page_url(page.url), title)
         return output
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
@@ -228,9 +248,12 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         settings = self._pack_settings(index)
         includes = [compile_glob(g) for g in settings["include"]]
         excludes = [compile_glob(g) for g in settings["exclude"]]
+        built = dict(self._built)
+        if self._dirty:  # the pages this build did not render are still in the site
+            built = {**{s: (url, "") for s, url in self._listed.items()}, **built}
         sources = sorted(
             s
-            for s in self._built
+            for s in built
             if any(g.fullmatch(s) for g in includes) and not any(g.fullmatch(s) for g in excludes)
         )
         if not sources:
@@ -248,8 +271,8 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
             self._label.name,
             "",
             pages="mkdocs",
-            page_urls=tuple((s, self._built[s][0]) for s in sources),
-            titles=tuple((s, self._built[s][1]) for s in sources if self._built[s][1]),
+            page_urls=tuple((s, built[s][0]) for s in sources),
+            titles=tuple((s, built[s][1]) for s in sources if built[s][1]),
         )
         detection = Detection(
             "mkdocs", "config", self._label, (self._label,), "the MkDocs plugin, inside MkDocs"
@@ -307,3 +330,11 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
             report.files,
             report.bytes,
         )
+
+
+def _page_url(url: str) -> str:
+    """A page's URL as a stored page path: unquoted (scidx quotes it), the top page ``""``.
+
+    A file's URL is ``./`` for the top page, which ``Page.url`` gives as ``""``.
+    """
+    return "" if url in (".", "./") else unquote(url)
