@@ -37,6 +37,7 @@ def _config(root: Path, **extra: object) -> object:
         ({"docs/.vitepress/config.mts": "export default {}\n"}, "vitepress", None),
         ({"doc/book/book.toml": "[book]\n"}, "mdbook", "doc/book/book.toml"),
         ({"site/mkdocs.yml": "x: 1\n"}, "github", None),  # build output is never a project
+        ({"tests/fixtures/mkdocs.yml": "x: 1\n"}, "github", None),  # not a docs folder
     ],
 )
 def test_configs_in_the_usual_places(

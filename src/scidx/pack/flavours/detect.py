@@ -1,8 +1,9 @@
 """Which docs generator a folder is built with: its config file, the ``generator`` key, or its text.
 
-The generator's config is looked for beside the ``staticcorpus.json`` (its folder), then one and
-two folders below it (``docs/``, ``website/``, ``docs/en/``, ``doc/book/``: where MkDocs,
-Docusaurus, VitePress, Starlight, Sphinx and mdBook projects keep it), then in the folders above
+The generator's config is looked for beside the ``staticcorpus.json`` (its folder), then one
+folder below it (``docs/``, ``website/``), then two below a docs folder (``docs/en/``,
+``doc/book/``; not ``tests/fixtures/``): where MkDocs, Docusaurus, VitePress, Starlight, Sphinx
+and mdBook projects keep it, then in the folders above
 it up to the repository root (the folder holding ``.git``) or three levels. The nearest level
 with a config decides. MkDocs is recognised by any ``mkdocs*.yml`` (a config split into
 ``mkdocs-base.yml`` + ``mkdocs-en.yml`` joined by ``INHERIT`` is still one MkDocs site).
@@ -55,6 +56,9 @@ _UP_LEVELS = 3
 # Folders that are never a docs project's home (dependencies, build output).
 _SKIP = {"node_modules", "site", "build", "_build", "dist", "venv", "__pycache__"}
 _MAX_FOLDERS = 400  # level-two folders looked into, at most (a huge tree stays quick)
+# Level two is looked into only below these: where docs projects nest their config
+# (docs/en/mkdocs.yml, doc/book/book.toml), and not tests/fixtures/mkdocs.yml.
+_DOCS_FOLDERS = {"docs", "doc", "documentation", "website", "book", "guide", "manual", "handbook"}
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,8 @@ def _levels(root: Path) -> Iterator[list[Path]]:
     yield children
     grandchildren: list[Path] = []
     for child in children:
+        if child.name.lower() not in _DOCS_FOLDERS:
+            continue
         grandchildren += _children(child)
         if len(grandchildren) >= _MAX_FOLDERS:
             break
