@@ -324,7 +324,7 @@ def test_ci_doc_pre_commit_config_uses_the_declared_hooks() -> None:
 
 
 def test_ci_doc_tool_scidx_table_is_valid(tmp_path: Path) -> None:
-    from scidx.setuptools_hook import _read_settings
+    from scidx.integrations.setuptools_hook import _read_settings
 
     block, hatch_block = fenced_blocks(CI_DOC, "toml")
     hatch = tomllib.loads(hatch_block)

@@ -148,7 +148,7 @@ def test_the_setuptools_plugin_is_light_without_a_scidx_table(tmp_path: Path) ->
         "import sys, setuptools\n"
         "before = set(sys.modules)\n"
         "from setuptools.dist import Distribution\n"
-        "from scidx.setuptools_hook import finalize_distribution_options\n"
+        "from scidx.integrations.setuptools_hook import finalize_distribution_options\n"
         "finalize_distribution_options(Distribution())\n"
         "new = set(sys.modules) - before\n"
         "print(sorted(m for m in new if m.split('.')[0] in\n"

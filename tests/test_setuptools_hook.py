@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from setuptools.dist import Distribution
 
-from scidx import setuptools_hook
+from scidx.integrations import setuptools_hook
 from scidx.pack.config import config_from_dict
 from scidx.pack.packer import pack_docs
 
@@ -36,7 +36,10 @@ def _has_entry_point() -> bool:
     from importlib.metadata import entry_points
 
     group = entry_points(group="setuptools.finalize_distribution_options")
-    return any(ep.value == "scidx.setuptools_hook:finalize_distribution_options" for ep in group)
+    return any(
+        ep.value == "scidx.integrations.setuptools_hook:finalize_distribution_options"
+        for ep in group
+    )
 
 
 pytestmark = pytest.mark.skipif(

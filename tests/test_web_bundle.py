@@ -140,6 +140,29 @@ def test_cli_export_web(
     assert not (tmp_path / "c").exists()
 
 
+# Starlette (the serve extra) made unimportable: the cli extra alone is what remains.
+_NO_STARLETTE = (
+    "import sys; sys.modules['starlette'] = None; sys.modules['uvicorn'] = None; "
+    "from scidx.cli import main; main(sys.argv[1:])"
+)
+
+
+def test_export_web_needs_only_the_cli_extra(docs_index: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_STARLETTE, "export-web", str(docs_index), str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and (tmp_path / "b" / "index.html").is_file()
+    assert (tmp_path / "b" / MANIFEST_NAME).is_file()
+
+
 def test_terms_the_text_does_not_make_are_refused(
     docs_index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -138,6 +138,8 @@ def _print_result(
                 )
                 + ")"
             )
+            if result.generator:
+                echo(f"flavour: {result.generator}")
             if result.urls:
                 echo(f"URLs: {result.urls}")
             _print_truncated(result, verbose=verbose)

@@ -384,7 +384,9 @@ def _vector_shards(index: Index) -> tuple[list[bytes], dict[str, Any] | None]:
 
 
 def _asset(name: str) -> bytes:
-    return resources.files("scidx.web").joinpath("static").joinpath(name).read_bytes()
+    # Read through the scidx package, not scidx.web: importing that one imports Starlette (the
+    # serve extra), and a static bundle needs only the cli extra.
+    return resources.files("scidx").joinpath("web").joinpath("static").joinpath(name).read_bytes()
 
 
 def _page_html(title: str, names: dict[str, str]) -> bytes:

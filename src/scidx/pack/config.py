@@ -27,7 +27,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -39,7 +39,7 @@ from scidx.errors import ConfigError
 from scidx.index.urls import URL_PLACEHOLDERS, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS, UNDECLARED_ENCODING
 from scidx.pack.flavours import GENERATORS
-from scidx.pack.flavours.detect import detect_generator
+from scidx.pack.flavours.detect import Detection, detect, find_configs, sample_texts
 from scidx.pack.globs import compile_glob
 from scidx.pack.site import Site, derive_site
 
@@ -137,7 +137,7 @@ class Config:
             ``"docutils"`` (default: the generator's own, ``"github"`` for the others).
         generator: The docs generator whose Markdown syntax the inputs use (one of
             :data:`~scidx.pack.flavours.GENERATORS`); ``config_from_dict`` detects it from the
-            generator's config file (:func:`~scidx.pack.flavours.detect.detect_generator`).
+            generator's config file or the Markdown (:func:`~scidx.pack.flavours.detect.detect`).
         vectors: Vector encoding in the index: ``"float32"`` (default), ``"int8"`` or
             ``"binary"`` (see :mod:`scidx.index.vectors`).
         snippet_offsets: Store which eighth of each chunk's text holds each of its terms
@@ -164,6 +164,8 @@ class Config:
         site: What the generator's config says about published URLs
             (:func:`~scidx.pack.site.derive_site`): the template derived when the config has
             no ``urlTemplate``, and the page-path rules stored per source.
+        detection: Where ``generator`` came from (the ``generator`` key, a config file, the
+            content), for the pack summary; None when built without validation.
     """
 
     root: Path
@@ -194,6 +196,8 @@ class Config:
     allow_download: bool = False
     provider_options: dict[str, Any] | None = None
     site: Site | None = None
+    # Diagnostics only: two configs that pack the same index compare equal.
+    detection: Detection | None = field(default=None, compare=False)
 
     @property
     def model_id(self) -> str:
@@ -545,7 +549,8 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         raise check.fail("providerOptions", "a JSON object of the plugin's settings")
     timeout = _timeout(data, check)
 
-    generator = check.choice("generator", GENERATORS, "") or detect_generator(root)
+    detection = _detection(check, root, include, exclude)
+    generator = detection.generator
     # Each generator's own heading ids (Docusaurus and Starlight use github-slugger; Sphinx
     # gives every MyST heading its docutils id).
     default_anchors = _DEFAULT_ANCHORS.get(generator, "github")
@@ -579,7 +584,9 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         raise check.fail("allowExternalSymlinks", "true or false")
     source_root = _source_root(check)
     base_url = _base_url(check, provider)
-    site, url_template, source_root = _site_urls(generator, root, url_template, source_root)
+    site, url_template, source_root = _site_urls(
+        detection, root, url_template, source_root, include
+    )
 
     return Config(
         root,
@@ -609,11 +616,26 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         provider_options=dict(provider_options) if provider_options else None,
         allow_external_symlinks=allow_external,
         site=site,
+        detection=detection,
     )
 
 
+def _detection(
+    check: _Checker, root: Path, include: tuple[str, ...], exclude: tuple[str, ...]
+) -> Detection:
+    """The ``generator`` key's, else the one detection finds (its config, else the inputs)."""
+    forced = check.choice("generator", GENERATORS, "")
+    if forced:
+        return Detection(forced, "key")
+    return detect(root, sample_texts(root, include, exclude))
+
+
 def _site_urls(
-    generator: str, root: Path, url_template: str | None, source_root: str | None
+    detection: Detection,
+    root: Path,
+    url_template: str | None,
+    source_root: str | None,
+    include: tuple[str, ...],
 ) -> tuple[Site | None, str | None, str | None]:
     """The generator's site (pages, derived template), and the template and root to use.
 
@@ -622,7 +644,11 @@ def _site_urls(
     another). Page paths are stored only when ``sourceRoot`` is the docs folder, which is what
     they are relative to.
     """
-    site = derive_site(generator, root)
+    generator = detection.generator
+    configs = list(detection.configs)
+    if detection.origin == "key":  # forced: its configs where detection would look
+        configs = [p for g, p in find_configs(root) if g == generator]
+    site = derive_site(generator, root, configs, include) if configs else None
     if site is None:
         return None, url_template, source_root
     if (

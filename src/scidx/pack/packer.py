@@ -63,7 +63,7 @@ from scidx.pack.incremental import (
     sidecar_path,
 )
 from scidx.pack.inputs import collect_inputs
-from scidx.pack.pages import source_pages
+from scidx.pack.pages import retitle, source_pages
 from scidx.pack.progress import Progress, noop_progress
 from scidx.pack.records import Record, validate_records
 from scidx.pack.site import describe_urls
@@ -95,8 +95,11 @@ class PackResult:
         truncated: Chunk ids whose text the provider cut to its input limit (the index keeps
             the whole text).
         embed_seconds: Wall time spent getting vectors (cache and provider).
-        urls: Where the index's URLs come from when a generator config was found (the
-            template derived from it, or why none was), else ``""``.
+        urls: Where the index's URLs come from (the template, derived from the generator's
+            config or from ``urlTemplate``), or why there are none; ``""`` for records.
+        generator: The generator the Markdown was read as and where that came from
+            (``mkdocs (from docs/en/mkdocs.yml)``); ``""`` for records.
+        detection: The same as JSON (``name``, ``from``, ``config``, ``reason``).
         windows: Extra window rows stored for chunks longer than the provider's input limit
             (FORMAT.md §2.11); 0 for a provider without one.
         window_chunks: Chunks that have extra windows.
@@ -120,6 +123,8 @@ class PackResult:
     truncated: list[str] = field(default_factory=list)
     embed_seconds: float = 0.0
     urls: str = ""
+    generator: str = ""
+    detection: dict[str, str] | None = None
     windows: int = 0
     window_chunks: int = 0
     windows_embedded: int = 0
@@ -177,6 +182,8 @@ class PackResult:
             out["dryRun"] = self.dry_run.to_dict()
         if self.urls:
             out["urls"] = self.urls
+        if self.detection is not None:
+            out["generator"] = dict(self.detection)
         return out
 
 
@@ -417,7 +424,11 @@ def _pack_run(
 ) -> PackResult:
     """The body of :func:`pack_docs` once its inputs are gathered (the same arguments)."""
     result = PackResult(output=run.cfg.output, files=len(run.files))
-    result.urls = describe_urls(run.cfg.site, run.cfg.url_template)
+    result.urls = describe_urls(run.cfg.site, run.cfg.url_template, run.cfg.generator)
+    detection = run.cfg.detection
+    if detection is not None:
+        result.generator = detection.describe(run.cfg.root)
+        result.detection = detection.to_dict(run.cfg.root)
     if not force and not dry_run and _mark_up_to_date(run, result):
         if not check:
             _remember_model(run.embedder)
@@ -428,7 +439,7 @@ def _pack_run(
     )
     pool = Pool.start(workers, sum(f.size for f in run.files))
     try:
-        valid = validate_records(chunk_all(run.files, run.cfg, pool, report))
+        valid = validate_records(retitle(run.cfg.site, chunk_all(run.files, run.cfg, pool, report)))
         result.chunks = len(valid)
         if dry_run:
             result.dry_run = dry_run_plan(valid, run.embedder, run.cfg.cache_dir, use_cache, seed)
@@ -438,7 +449,7 @@ def _pack_run(
         vector_arrays, bm25 = _embed_and_index(run, valid, pool, use_cache, seed, result, report)
     finally:
         pool.close()
-    pages = source_pages(run.cfg.site, valid)
+    pages = source_pages(run.cfg.site, valid, run.cfg.root)
     header = _header_meta(run)
     if "window.chunk" in vector_arrays:
         header["windows"] = run.embedder.window_policy()

@@ -14,16 +14,23 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from scidx.errors import ConfigError
 from scidx.index.urls import UNPUBLISHED, page_problem
+from scidx.pack.frontmatter import normalize_source, parse_front_matter
 from scidx.pack.records import Record
 from scidx.pack.site import Site
 
 __all__ = [
+    "blog_post_page",
     "docusaurus_page",
+    "mkdocs_page",
     "page_path",
+    "retitle",
     "source_pages",
     "starlight_page",
     "strip_number_prefix",
@@ -131,13 +138,15 @@ def _unpublished(site: Site, source: str, meta: Mapping[str, str]) -> bool:
     return site.pages == "starlight" and draft
 
 
-def page_path(site: Site, source: str, meta: Mapping[str, str]) -> str:
+def page_path(site: Site, source: str, meta: Mapping[str, str], text: str | None = None) -> str:
     """``source``'s page path by ``site``'s rules, or ``""`` outside the docs folder.
 
     :data:`~scidx.index.urls.UNPUBLISHED` for a page the generator does not publish.
 
     ``""`` for a source outside the docs folder is never shown: its URL is None anyway (it is
     outside ``sourceRoot``, which is the docs folder whenever pages are stored).
+
+    ``text`` is the source's Markdown, read for a Material blog post (its date and title).
     """
     docs = site.docs_dir or ""
     if docs:
@@ -146,19 +155,31 @@ def page_path(site: Site, source: str, meta: Mapping[str, str]) -> str:
         source = source[len(docs) + 1 :]
     if _unpublished(site, source, meta):
         return UNPUBLISHED
+    if site.blog_dir is not None and source.startswith(f"{site.blog_dir}/posts/"):
+        return blog_post_page(site, source, meta, text) if site.blog_known else UNPUBLISHED
     if site.pages == "docusaurus":
         page = docusaurus_page(source, meta, site.trailing_slash)
     elif site.pages == "vitepress":
         page = vitepress_page(source, site.rewrites)
     elif site.pages == "starlight":
         page = starlight_page(source, meta)
+    elif site.pages == "mkdocs" and site.page_urls:
+        page = dict(site.page_urls).get(docs + "/" + source if docs else source, UNPUBLISHED)
+    elif site.pages == "mkdocs":
+        page = mkdocs_page(source)
     else:
         raise ValueError(f"no page rules {site.pages!r}")
     return page
 
 
-def source_pages(site: Site | None, records: Sequence[Record]) -> dict[str, str] | None:
+def source_pages(
+    site: Site | None, records: Sequence[Record], root: Path | None = None
+) -> dict[str, str] | None:
     """Every source's page path (None when ``site`` stores none), from its first record.
+
+    ``root`` is the folder sources are relative to: a Material blog post's file is read again
+    from there (its front matter's ``date`` mapping and its first line, which records do not
+    keep).
 
     Raises:
         ConfigError: Front matter gives a page path no URL can hold (named, with the fix).
@@ -169,7 +190,10 @@ def source_pages(site: Site | None, records: Sequence[Record]) -> dict[str, str]
     for record in records:
         if record.source in pages:
             continue
-        page = page_path(site, record.source, record.metadata)
+        text = None
+        if site.blog_dir is not None and root is not None and "/posts/" in record.source:
+            text = _read_text(root / record.source)
+        page = page_path(site, record.source, record.metadata, text)
         problem = page_problem(page)
         if problem:
             raise ConfigError(
@@ -178,3 +202,91 @@ def source_pages(site: Site | None, records: Sequence[Record]) -> dict[str, str]
             )
         pages[record.source] = page
     return pages
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(_MAX_POST_BYTES)
+    except OSError:
+        return None
+    return normalize_source(data.decode("utf-8", errors="replace"))
+
+
+def mkdocs_page(path: str) -> str:
+    """The MkDocs page of ``path`` (relative to ``docs_dir``).
+
+    ``index.md`` and ``README.md`` are their folder's page (``guide/``, ``""`` at the top), any
+    other page its path without ``.md``.
+    """
+    stem = _EXT.sub("", path)
+    folder, _, name = stem.rpartition("/")
+    if name in ("index", "README"):
+        return f"{folder}/" if folder else ""
+    return stem
+
+
+_MAX_POST_BYTES = 1 << 20
+_DATE = r"""[ \t]*['"]?(\d{4})-(\d{2})-(\d{2})"""
+_POST_DATE = re.compile(rf"(?m)^date[ \t]*:{_DATE}")
+_POST_CREATED = re.compile(
+    rf"(?m)^date[ \t]*:[ \t]*(?:#.*)?\n(?:[ \t]+.*\n)*?[ \t]+created[ \t]*:{_DATE}"
+)
+_SLUG_TAGS = re.compile(r"</?[^>]*>")
+_SLUG_INVALID = re.compile(r"[^\w\- ]")
+
+
+def _post_title(name: str, meta: Mapping[str, str], body: str) -> str:
+    """The title Material slugs: front matter, else a first line ``# Title``, else the name.
+
+    MkDocs' ``Page.title`` before rendering (``get_markdown_title``), which the blog plugin
+    reads when it decides the post's URL.
+    """
+    if "title" in meta:
+        return meta["title"]
+    for line in body.split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("# "):
+            return line.lstrip("# ")
+        break
+    title = name.replace("-", " ").replace("_", " ")
+    return title.capitalize() if title.lower() == title else title
+
+
+def blog_post_page(site: Site, path: str, meta: Mapping[str, str], text: str | None) -> str:
+    """The page of a Material blog post with the plugin's default options.
+
+    ``blog_dir/YYYY/MM/DD/<slug>`` (``post_url_format`` ``{date}/{slug}``, the date as
+    ``yyyy/MM/dd``): the ``slug`` front matter, else the title as pymdownx's ``slugify(case=
+    "lower")`` gives it. :data:`UNPUBLISHED` for a draft (not built) or a post whose date
+    cannot be read.
+    """
+    if text is None or meta.get("draft", "").lower() == "true":
+        return UNPUBLISHED
+    end, _ = parse_front_matter(text)
+    head = text[:end]
+    date = _POST_DATE.search(head) or _POST_CREATED.search(head)
+    if date is None:
+        return UNPUBLISHED
+    name = _EXT.sub("", path).rpartition("/")[2]
+    slug = meta.get("slug") or _pymdownx_slug(_post_title(name, meta, text[end:]))
+    if not slug.strip("/."):
+        return UNPUBLISHED
+    when = "/".join(date.groups())
+    return posixpath.normpath(f"{site.blog_dir}/{when}/{slug.strip('/')}")
+
+
+def _pymdownx_slug(text: str) -> str:
+    """pymdownx.slugs ``slugify(case="lower")`` with ``-``: Material's ``post_slugify``."""
+    slug = _SLUG_TAGS.sub("", unicodedata.normalize("NFC", text)).strip().lower()
+    return _SLUG_INVALID.sub("", slug).replace(" ", "-")
+
+
+def retitle(site: Site | None, records: Sequence[Record]) -> list[Record]:
+    """``records`` with the titles ``site`` gives their sources (the MkDocs nav's), if any."""
+    titles = dict(site.titles) if site is not None else {}
+    if not titles:
+        return list(records)
+    return [replace(r, title=titles[r.source]) if r.source in titles else r for r in records]

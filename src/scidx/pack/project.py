@@ -1,7 +1,8 @@
 """A project's ``[tool.scidx]`` table: what the build-backend hooks pack, and the pack itself.
 
-One home for what the setuptools hook (:mod:`scidx.setuptools_hook`) and the hatchling hook
-(:mod:`scidx.hatch_hook`) share, so both read the same keys and give the same guarantees::
+One home for what the setuptools hook (:mod:`scidx.integrations.setuptools_hook`) and the
+hatchling hook (:mod:`scidx.integrations.hatch_hook`) share, so both read the same keys and give
+the same guarantees::
 
     [tool.scidx]
     package-path = "mypkg/docs.scidx"   # import path of the package + file name inside it

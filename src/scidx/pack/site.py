@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,13 @@ class Site:
             ``(from_prefix, to_prefix)`` pairs.
         note: Why no template was derived (for the pack summary), or ``""``.
         derived: True when ``template`` is the index's ``urlTemplate`` (the config set none).
+        page_urls: ``(source, page URL)`` pairs the generator itself gave (the MkDocs plugin:
+            MkDocs' ``page.url``), with ``pages="mkdocs"``; a source not listed is unpublished.
+        titles: ``(source, title)`` pairs that replace the title the chunker finds (the MkDocs
+            plugin: the nav title of a page without an H1).
+        blog_dir: Material's blog plugin is on (``pages="mkdocs"``): its folder in the docs,
+            whose ``posts/`` are published at ``blog_dir/YYYY/MM/DD/<slug>/``.
+        blog_known: The blog plugin's options are those defaults (else posts get no URL).
     """
 
     generator: str
@@ -51,15 +59,27 @@ class Site:
     rewrites: tuple[tuple[str, str], ...] = ()
     note: str = ""
     derived: bool = False
+    page_urls: tuple[tuple[str, str], ...] = ()
+    titles: tuple[tuple[str, str], ...] = ()
+    blog_dir: str | None = None
+    blog_known: bool = False
 
     def canonical(self) -> dict[str, Any]:
         """The settings that change stored page paths (for the config hash)."""
-        return {
+        out: dict[str, Any] = {
             "pages": self.pages,
             "docsDir": self.docs_dir,
             "trailingSlash": self.trailing_slash,
             "rewrites": [list(r) for r in self.rewrites],
         }
+        # Only when set, so other configs keep their hash.
+        if self.page_urls:
+            out["pageUrls"] = [list(p) for p in self.page_urls]
+        if self.titles:
+            out["titles"] = [list(t) for t in self.titles]
+        if self.blog_dir is not None:
+            out["blog"] = [self.blog_dir, self.blog_known]
+        return out
 
 
 def _read(path: Path) -> str | None:
@@ -73,37 +93,12 @@ def _read(path: Path) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-_NAMES = {
-    "mkdocs": ("mkdocs.yml", "mkdocs.yaml"),
-    "docusaurus": tuple(f"docusaurus.config.{e}" for e in ("js", "ts", "mjs", "cjs", "mts")),
-    "vitepress": tuple(f".vitepress/config.{e}" for e in ("js", "ts", "mjs", "mts", "cjs")),
-    "starlight": tuple(f"astro.config.{e}" for e in ("mjs", "ts", "js", "mts", "cjs")),
-    "myst": ("conf.py",),
-}
-
-
 def find_generator_config(generator: str, root: Path) -> Path | None:
-    """The generator's config file beside, just below or above ``root`` (as detection looks)."""
-    names = _NAMES.get(generator)
-    if names is None:
-        return None
-    folders = [root]
-    try:
-        folders += sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError:
-        pass
-    up = root
-    for _ in range(3):
-        if (up / ".git").exists() or up.parent == up:
-            break
-        up = up.parent
-        folders.append(up)
-    for folder in folders:
-        for name in names:
-            candidate = folder / name
-            if candidate.is_file():
-                return candidate
-    return None
+    """The generator's config file at the nearest level detection looks in, or None."""
+    from scidx.pack.flavours.detect import find_configs
+
+    found = [p for g, p in find_configs(root) if g == generator and p.is_file()]
+    return found[0] if found else None
 
 
 _STR = r"""(?:'([^'\\\n]*)'|"([^"\\\n]*)"|`([^`\\$\n]*)`)"""
@@ -161,19 +156,171 @@ def _relative(docs: Path, root: Path) -> str | None:
     return "" if str(rel) == "." else rel.as_posix()
 
 
-def _mkdocs(path: Path, text: str, root: Path) -> Site:
-    def top(key: str) -> str | None:
-        found = re.findall(rf"(?m)^{key}\s*:\s*(.*?)\s*(?:#.*)?$", text)
-        return found[0].strip("'\"") if len(found) == 1 else None
+_MKDOCS_KEYS = ("INHERIT", "site_url", "docs_dir", "use_directory_urls")
+_MAX_INHERIT = 8
+_YAML = re.compile(r"\.ya?ml$", re.IGNORECASE)
 
-    docs = _relative(path.parent / (top("docs_dir") or "docs"), root)
+
+def _mkdocs_own(text: str) -> dict[str, str | None]:
+    """One file's top-level keys URLs depend on (a key set twice reads as None: not certain)."""
+    own: dict[str, str | None] = {}
+    for key in _MKDOCS_KEYS:
+        found = re.findall(rf"(?m)^{key}\s*:\s*(.*?)\s*(?:#.*)?$", text)
+        if found:
+            own[key] = found[0].strip("'\"") if len(found) == 1 else None
+    return own
+
+
+def _mkdocs_chain(path: Path, text: str) -> tuple[list[str], bool]:
+    """The texts of ``path`` and the configs it INHERITs (child first); False: a link broke.
+
+    A parent that is missing, unreadable, not YAML, a loop or more than ``_MAX_INHERIT`` deep
+    breaks the chain.
+    """
+    texts = [text]
+    seen = {path.resolve()}
+    current = path
+    while "INHERIT" in (own := _mkdocs_own(texts[-1])):
+        parent = own["INHERIT"]
+        # Only another YAML config is read: `INHERIT: /etc/passwd` reads nothing.
+        nxt = current.parent / parent if parent and _YAML.search(parent) else None
+        if nxt is None or nxt.resolve() in seen or len(texts) > _MAX_INHERIT:
+            return texts, False
+        body = _read(nxt)
+        if body is None:
+            return texts, False
+        texts.append(body)
+        seen.add(nxt.resolve())
+        current = nxt
+    return texts, True
+
+
+def _mkdocs_keys(texts: Sequence[str], whole: bool) -> dict[str, str | None]:
+    """The keys merged along the chain as MkDocs merges them (the child wins).
+
+    ``INHERIT`` is ``""`` when the chain was read whole, else None.
+    """
+    keys: dict[str, str | None] = {}
+    for body in reversed(texts):
+        keys.update(_mkdocs_own(body))
+    keys["INHERIT"] = "" if whole else None
+    return keys
+
+
+#: Material's blog plugin options that move its posts' URLs away from the defaults scidx knows.
+_BLOG_RULES = (
+    "post_dir",
+    "post_url_format",
+    "post_url_date_format",
+    "post_slugify",
+    "post_slugify_separator",
+    "draft",
+    "draft_if_future_date",
+    "enabled",
+)
+_PLUGINS = re.compile(r"(?m)^plugins[ \t]*:[ \t]*(?:#.*)?\n((?:(?:[ \t]+.*|-.*|[ \t]*)(?:\n|$))*)")
+_BLOG_ITEM = re.compile(r"^([ \t]*)(?:-[ \t]*)?(?:material/)?blog[ \t]*:?[ \t]*(?:#.*)?$")
+_OPTION = re.compile(r"^[ \t]+(\w+)[ \t]*:[ \t]*(.*?)[ \t]*(?:#.*)?$")
+
+
+def _mkdocs_blog(texts: Sequence[str]) -> tuple[str, bool] | None:
+    """Material's blog plugin in the nearest ``plugins:`` of the chain: ``(blog_dir, known)``.
+
+    ``known`` is False when an option changes where posts are published (or ``blog_dir`` is not
+    a plain folder); None: no blog plugin.
+    """
+    for body in texts:
+        block = _PLUGINS.search(body)
+        if block is None:
+            continue
+        lines = block.group(1).split("\n")
+        for i, line in enumerate(lines):
+            item = _BLOG_ITEM.match(line)
+            if item is None:
+                continue
+            indent = len(item.group(1))
+            found: dict[str, str] = {}
+            for rest in lines[i + 1 :]:
+                if rest.strip() and len(rest) - len(rest.lstrip()) <= indent:
+                    break
+                option = _OPTION.match(rest)
+                if option is not None:
+                    found[option.group(1)] = option.group(2).strip("'\"")
+            blog_dir = found.get("blog_dir", "blog").strip("/")
+            plain = re.fullmatch(r"[\w\-.]+(?:/[\w\-.]+)*", blog_dir) is not None
+            return blog_dir, plain and not set(found) & set(_BLOG_RULES)
+        return None
+    return None
+
+
+def _mkdocs(path: Path, text: str, root: Path) -> Site:
+    texts, whole = _mkdocs_chain(path, text)
+    keys = _mkdocs_keys(texts, whole)
+    # docs_dir is relative to the config MkDocs is run with (the child), whoever sets it.
+    docs = _relative(path.parent / (keys.get("docs_dir") or "docs"), root)
     site = Site("mkdocs", _rel(path, root), docs)
-    site_url = top("site_url")
-    directory = (top("use_directory_urls") or "true").lower() not in ("false", "no", "off")
+    if keys.get("INHERIT") is None:
+        return _note(site, f"{path.name} INHERITs a config that cannot be read")
+    blog = _mkdocs_blog(texts)
+    if blog is not None:
+        # Posts are published at dates and slugs, not at their paths: stored per source.
+        site = replace(site, pages="mkdocs", blog_dir=blog[0], blog_known=blog[1])
+    site_url = keys.get("site_url")
+    directory = (keys.get("use_directory_urls") or "true").lower() not in ("false", "no", "off")
     if not site_url or not re.match(r"https?://", site_url):
-        return _note(site, "mkdocs.yml has no site_url")
+        return _note(site, f"{path.name} has no site_url")
     page = "{page}" if directory else "{page}.html"
     return _with_template(site, _join(site_url) + page + "#{anchor}")
+
+
+def _mkdocs_choice(configs: Sequence[Path], root: Path, include: Sequence[str]) -> Site | None:
+    """The site of a split MkDocs config (several ``mkdocs*.yml`` at one level).
+
+    The one config no other INHERITs is the one built; with several such, the one whose docs
+    folder holds the included files; several that disagree derive nothing.
+    """
+    texts: dict[Path, str | None] = {p: _read(p) for p in configs}
+    inherited: set[Path] = set()
+    for p, text in texts.items():
+        parent = _mkdocs_own(text).get("INHERIT") if text is not None else None
+        if parent:
+            inherited.add((p.parent / parent).resolve())
+    leaves = [p for p in configs if p.resolve() not in inherited and texts[p] is not None]
+    sites = [_mkdocs(p, texts[p] or "", root) for p in leaves]
+    if not sites:
+        return None
+    distinct = {(s.docs_dir, s.template, s.note) for s in sites}
+    if len(distinct) == 1:
+        return sites[0]
+    holding = [s for s in sites if _holds_inputs(s.docs_dir, include)]
+    if len(holding) == 1:
+        return holding[0]
+    names = ", ".join(s.config for s in sites)
+    return _note(
+        replace(sites[0], template=None),
+        f"the MkDocs configs {names} publish different sites; set urlTemplate, or build "
+        "with the MkDocs plugin",
+    )
+
+
+def _holds_inputs(docs_dir: str | None, include: Sequence[str]) -> bool:
+    """Whether some ``include`` glob's fixed folder is inside ``docs_dir``, or covers it."""
+    if docs_dir is None:
+        return False
+    if not include:
+        return True
+    for glob in include:
+        parts: list[str] = []
+        for part in glob.split("/")[:-1]:
+            if any(c in part for c in "*?["):
+                break
+            parts.append(part)
+        prefix = "/".join(parts)
+        if not docs_dir or not prefix:
+            return True
+        if (prefix + "/").startswith(docs_dir + "/") or (docs_dir + "/").startswith(prefix + "/"):
+            return True
+    return False
 
 
 def _docusaurus(path: Path, text: str, root: Path) -> Site:
@@ -335,27 +482,71 @@ _READERS = {
 }
 
 
-def derive_site(generator: str, root: Path) -> Site | None:
+def derive_site(
+    generator: str,
+    root: Path,
+    configs: Sequence[Path] | None = None,
+    include: Sequence[str] = (),
+) -> Site | None:
     """What ``generator``'s config near ``root`` says about published URLs (None: no config).
 
     Args:
         generator: The detected or configured generator.
         root: The ``staticcorpus.json`` folder (absolute, resolved).
+        configs: The generator's config files detection found (None: look for them).
+        include: The ``include`` globs: with a split MkDocs config, the config whose docs
+            folder holds them is the one built; a docs folder holding none of them derives
+            no URLs.
     """
     reader = _READERS.get(generator)
-    path = find_generator_config(generator, root)
-    if reader is None or path is None:
+    if reader is None:
         return None
-    text = _read(path)
-    if text is None:
+    if configs is None:
+        found = find_generator_config(generator, root)
+        configs = [found] if found is not None else []
+    configs = [p for p in configs if p.is_file()]
+    if not configs:
         return None
-    return reader(path, text, root)
+    if generator == "mkdocs" and len(configs) > 1:
+        site = _mkdocs_choice(configs, root, include)
+    else:
+        text = _read(configs[0])
+        site = reader(configs[0], text, root) if text is not None else None
+    if site is None or site.template is None or site.docs_dir is None:
+        return site
+    if not (root / site.docs_dir).is_dir():
+        return _note(
+            replace(site, template=None), f"its docs folder {site.docs_dir}/ does not exist"
+        )
+    if not _holds_inputs(site.docs_dir, include):
+        return _note(
+            replace(site, template=None),
+            f"the included files are not in its docs folder {site.docs_dir or '.'}/",
+        )
+    return site
 
 
-def describe_urls(site: Site | None, url_template: str | None) -> str:
-    """One line for the pack summary: the URL template used and where it came from."""
+def describe_urls(site: Site | None, url_template: str | None, generator: str | None = None) -> str:
+    """One line for the pack summary: the URL template used and where it came from, or why none.
+
+    Args:
+        site: What the generator's config said (None: no config read).
+        url_template: The template the index uses.
+        generator: The generator the pack reads the Markdown as (names it when no config
+            was read).
+    """
     if site is None:
-        return ""
+        if url_template:
+            return f"{url_template} (from urlTemplate)"
+        if generator is None:
+            return ""
+        if generator in _READERS:
+            why = f"no {generator} config was found to derive them from"
+        elif generator in ("github", "commonmark"):
+            why = "no generator config was found to derive them from"
+        else:
+            why = f"scidx does not read {generator}'s config"
+        return f"none: {why}; set urlTemplate in staticcorpus.json"
     pages = f"; page paths by {site.pages}'s rules" if site.pages else ""
     if site.derived:
         return f"{url_template} (derived from {site.config}{pages})"

@@ -11,11 +11,15 @@ Enable it in ``mkdocs.yml`` (``toolup-rag[cli]`` must be installed where MkDocs 
           pack:                     # any other staticcorpus.json keys
             maxChunkChars: 1200
 
-What it takes from MkDocs rather than from a staticcorpus.json: the pages (``docs_dir``, every
-``*.md`` below it unless ``include``/``exclude`` say otherwise), the links (``site_url`` +
-the page URL MkDocs publishes: ``guide/install/`` with ``use_directory_urls``, else
-``guide/install.html``; relative to the site root without a ``site_url``) and the anchors
-(``anchorStyle: "mkdocs"``, the ids Python-Markdown's ``toc`` extension gives headings).
+What it takes from MkDocs rather than from a staticcorpus.json: the flavour (MkDocs, whatever
+the config file is called: ``mkdocs build -f other.yml``), the pages (the Markdown pages MkDocs
+built, so ``exclude_docs``, drafts and the blog plugin's unpublished posts are left out, and
+``include``/``exclude`` narrow them further), the links (``site_url`` + each page's
+``page.url``, as MkDocs and its plugins gave it: ``guide/install/`` with
+``use_directory_urls``, else ``guide/install.html``, a Material blog post at
+``blog/YYYY/MM/DD/<slug>/``; relative to the site root without a ``site_url``), the title
+MkDocs shows for a page without an H1 (its nav title) and the anchors (``anchorStyle:
+"mkdocs"``, the ids Python-Markdown's ``toc`` extension gives headings).
 
 The pack goes into a work folder the plugin keeps for the life of the MkDocs process, with its
 incremental sidecar, and the index alone is copied into the site. Under ``mkdocs serve`` a
@@ -31,25 +35,41 @@ output adds a field and a method.
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
 
 from scidx.errors import ScidxError
+
+if TYPE_CHECKING:
+    from scidx.pack.config import Config
 
 __all__ = ["ScidxPlugin", "ScidxPluginConfig"]
 
 _log = logging.getLogger("mkdocs.plugins.scidx")
 
 # Keys the plugin sets from mkdocs.yml itself; "pack" may not override them.
-_FROM_MKDOCS = ("include", "exclude", "output", "urlTemplate", "anchorStyle", "sourceRoot")
+_FROM_MKDOCS = (
+    "include",
+    "exclude",
+    "output",
+    "urlTemplate",
+    "anchorStyle",
+    "sourceRoot",
+    "generator",
+)
 
 
 # MkDocs' Config.__init_subclass__ is untyped; its subclassing is its documented API.
@@ -79,6 +99,10 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         self._settings: dict[str, Any] = {}
         self._root = Path()
         self._label = Path("mkdocs.yml")
+        # src_uri -> (page URL, title for a page without an H1 or ""), for the pages built.
+        self._built: dict[str, tuple[str, str]] = {}
+        self._listed: dict[str, str] = {}  # src_uri -> page URL, for every page included
+        self._dirty = False
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         """Make the work folder, kept for the process.
@@ -87,6 +111,7 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         incremental sidecar in the work folder is found again.
         """
         self._work = Path(tempfile.mkdtemp(prefix="scidx-mkdocs-"))
+        self._dirty = dirty
 
     def on_shutdown(self) -> None:
         """Remove the work folder."""
@@ -125,7 +150,6 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
                 "mkdocs.yml (docs_dir, site_url, use_directory_urls) or from its own include, "
                 "exclude and output options; remove them from pack"
             )
-        page = "{page}" if config.use_directory_urls else "{page}.html"
         site_url = config.site_url or ""
         if site_url and not site_url.endswith("/"):
             site_url += "/"
@@ -136,7 +160,9 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
             "include": list(self.config.include),
             "exclude": list(self.config.exclude),
             "anchorStyle": "mkdocs",
-            "urlTemplate": site_url + page + "#{anchor}",
+            "generator": "mkdocs",
+            # {path} is each page's stored page.url (pages="mkdocs" in the site).
+            "urlTemplate": site_url + "{path}#{anchor}",
         }
         try:
             config_from_dict(
@@ -145,6 +171,45 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         except ScidxError as exc:
             raise PluginError(f"scidx: {exc}") from None
         return config
+
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        """Forget the pages of the previous build (``mkdocs serve`` builds again)."""
+        self._built = {}
+        self._listed = {}
+
+    def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
+        """Note every page the build includes, with its URL (all plugins have set it by now).
+
+        Only a ``--dirty`` build uses these: it renders the changed pages alone, and the
+        others keep the URL MkDocs gave their file.
+        """
+        self._listed = {
+            f.src_uri: _page_url(f.url)
+            for f in files.documentation_pages()
+            if getattr(f, "generated_by", None) is None and f.src_uri.endswith(".md")
+        }
+        return env
+
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str | None:
+        """Note a page MkDocs built from a Markdown file in ``docs_dir``: its URL and title.
+
+        Pages the blog plugin generates (archive, category, pagination views) have no source
+        in ``docs_dir`` and are not packed.
+        """
+        file = page.file
+        # generated_by is MkDocs 1.6's; before it, a generated page has no file in docs_dir.
+        if getattr(file, "generated_by", None) is not None or not file.src_uri.endswith(".md"):
+            return output
+        if not file.abs_src_path:
+            return output
+        try:
+            Path(file.abs_src_path).resolve().relative_to(Path(config.docs_dir).resolve())
+        except ValueError:
+            return output
+        has_h1 = any(item.level == 1 for item in page.toc)
+        title = "" if has_h1 or page.meta.get("title") else (page.title or "")
+        self._built[file.src_uri] = (_page_url(page.url), title)
+        return output
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         """Pack (or find up to date) the index, then write the outputs into ``site_dir``.
@@ -168,8 +233,53 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
     def _pack_settings(self, output: Path) -> dict[str, Any]:
         return {**self._settings, "output": str(output)}
 
-    def _pack(self) -> Path:
+    def _built_config(self, index: Path) -> Config:
+        """The pack config of the pages this build made, with MkDocs' URLs and titles.
+
+        Raises:
+            ScidxError: A setting is invalid or no built page is left to pack.
+        """
+        from scidx.errors import ConfigError
         from scidx.pack.config import config_from_dict
+        from scidx.pack.flavours.detect import Detection
+        from scidx.pack.globs import compile_glob
+        from scidx.pack.site import Site
+
+        settings = self._pack_settings(index)
+        includes = [compile_glob(g) for g in settings["include"]]
+        excludes = [compile_glob(g) for g in settings["exclude"]]
+        built = dict(self._built)
+        if self._dirty:  # the pages this build did not render are still in the site
+            built = {**{s: (url, "") for s, url in self._listed.items()}, **built}
+        sources = sorted(
+            s
+            for s in built
+            if any(g.fullmatch(s) for g in includes) and not any(g.fullmatch(s) for g in excludes)
+        )
+        if not sources:
+            raise ConfigError(
+                f"{self._label}: MkDocs built no Markdown page that the plugin's include and "
+                "exclude options keep; loosen them"
+            )
+        # Each built page by name (glob characters escaped), not a glob over docs_dir.
+        literal = [re.sub(r"([*?\[])", r"[\1]", s) for s in sources]
+        cfg = config_from_dict(
+            {**settings, "include": literal, "exclude": []}, root=self._root, path=self._label
+        )
+        site = Site(
+            "mkdocs",
+            self._label.name,
+            "",
+            pages="mkdocs",
+            page_urls=tuple((s, built[s][0]) for s in sources),
+            titles=tuple((s, built[s][1]) for s in sources if built[s][1]),
+        )
+        detection = Detection(
+            "mkdocs", "config", self._label, (self._label,), "the MkDocs plugin, inside MkDocs"
+        )
+        return replace(cfg, site=site, source_root=None, detection=detection)
+
+    def _pack(self) -> Path:
         from scidx.pack.packer import pack_docs
 
         if self._work is None:  # MkDocs older than 1.4 has no on_startup
@@ -177,7 +287,7 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
         assert self._work is not None
         index = self._work / Path(self.config.output).name
         try:
-            cfg = config_from_dict(self._pack_settings(index), root=self._root, path=self._label)
+            cfg = self._built_config(index)
             result = pack_docs(cfg)
         except ScidxError as exc:
             raise PluginError(f"scidx: packing {self._root} failed: {exc}") from None
@@ -220,3 +330,11 @@ class ScidxPlugin(BasePlugin[ScidxPluginConfig]):  # type: ignore[no-untyped-cal
             report.files,
             report.bytes,
         )
+
+
+def _page_url(url: str) -> str:
+    """A page's URL as a stored page path: unquoted (scidx quotes it), the top page ``""``.
+
+    A file's URL is ``./`` for the top page, which ``Page.url`` gives as ``""``.
+    """
+    return "" if url in (".", "./") else unquote(url)
