@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from scidx.pack.flavours.base import BlockRule, Scan
+from scidx.pack.flavours.base import BlockRule, Scan, outside_code_spans
 
 __all__ = [
     "MDX_RULES",
@@ -258,11 +258,18 @@ _JSX_INLINE = re.compile(
 
 
 def mdx_inline_tags(scan: Scan, i: int) -> int:
-    """Inline JSX tags with ``{expression}`` attributes go (their text content stays)."""
+    """Inline JSX tags with ``{expression}`` attributes go (their text content stays).
+
+    Code spans are kept verbatim: ```<Provider store={store}>``` shows the tag, it renders none.
+    """
     line = scan.lines[i]
     if "={" in line:
-        scan.lines[i] = _JSX_INLINE.sub(lambda m: "" if "={" in m.group(0) else m.group(0), line)
+        scan.lines[i] = outside_code_spans(line, _drop_inline_jsx)
     return 0
+
+
+def _drop_inline_jsx(part: str) -> str:
+    return _JSX_INLINE.sub(lambda m: "" if "={" in m.group(0) else m.group(0), part)
 
 
 #: The MDX block rules, in the order they are tried.
