@@ -140,6 +140,7 @@ def _print_result(
             )
             if result.urls:
                 echo(f"URLs: {result.urls}")
+            _print_includes(result, verbose=verbose)
             _print_truncated(result, verbose=verbose)
             _print_changes(result.changes)
 
@@ -164,6 +165,21 @@ def _print_changes(changes: ChangeReport | None, *, always: bool = False) -> Non
             echo(f"  {mark} {chunk_id}")
         if len(ids) > _LIST_LIMIT:
             echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")
+
+
+def _print_includes(result: PackResult, *, verbose: bool) -> None:
+    found = result.includes
+    if not found.resolved and not found.unresolved:
+        return
+    line = f"includes: {found.resolved} expanded"
+    if found.unresolved:
+        line += f", {found.unresolved} unresolvable (dropped from the text)"
+    echo(line)
+    shown = found.examples if verbose else found.examples[:3]
+    for example in shown:
+        echo(f"  dropped: {example}")
+    if found.unresolved > len(shown):
+        echo(f"  … and {found.unresolved - len(shown)} more (see --json, or -v for more)")
 
 
 def _print_truncated(result: PackResult, *, verbose: bool) -> None:

@@ -50,6 +50,7 @@ from scidx.pack.fileio import (
     file_bytes,
     file_hash,
 )
+from scidx.pack.includes import IncludeReport, included_files_changed
 from scidx.pack.incremental import (
     SIDECAR_VERSION,
     ChangeReport,
@@ -102,6 +103,8 @@ class PackResult:
         window_chunks: Chunks that have extra windows.
         windows_embedded: Distinct window texts the provider embedded.
         windows_cached: Distinct window texts found in the cache.
+        includes: What the include directives did (:mod:`scidx.pack.includes`): expanded,
+            and dropped because unresolvable (missing, outside the project, a loop, too big).
     """
 
     output: Path | None
@@ -124,6 +127,7 @@ class PackResult:
     window_chunks: int = 0
     windows_embedded: int = 0
     windows_cached: int = 0
+    includes: IncludeReport = field(default_factory=IncludeReport)
 
     def add_windows(self, found: WindowVectors) -> None:
         """Record what :func:`~scidx.pack.windows.embed_windows` did."""
@@ -177,6 +181,8 @@ class PackResult:
             out["dryRun"] = self.dry_run.to_dict()
         if self.urls:
             out["urls"] = self.urls
+        if self.includes.resolved or self.includes.unresolved:
+            out["includes"] = self.includes.to_dict()
         return out
 
 
@@ -428,7 +434,9 @@ def _pack_run(
     )
     pool = Pool.start(workers, sum(f.size for f in run.files))
     try:
-        valid = validate_records(chunk_all(run.files, run.cfg, pool, report))
+        valid = validate_records(
+            chunk_all(run.files, run.cfg, pool, report, includes=result.includes)
+        )
         result.chunks = len(valid)
         if dry_run:
             result.dry_run = dry_run_plan(valid, run.embedder, run.cfg.cache_dir, use_cache, seed)
@@ -451,7 +459,9 @@ def _pack_run(
         report("write", 0, 1)
         write = _write_once(arrays, meta, built)
         del arrays  # freed once written, before the check maps the new file
-        result.output_bytes = _write_output(run, write, chunks=len(valid))
+        result.output_bytes = _write_output(
+            run, write, chunks=len(valid), includes=result.includes.files
+        )
         report("write", 1, 1)
         _remember_model(run.embedder)
     result.changes = change_report(previous, valid, result.output_bytes)
@@ -577,6 +587,7 @@ def _mark_up_to_date(run: _Run, result: PackResult) -> bool:
         or not isinstance(side.get("output"), dict)
         or not output.is_file()
         or file_hash(output) != side["output"].get("xxh3")
+        or included_files_changed(run.cfg.root, side.get("includes"))
     ):
         return False
     result.up_to_date = True
@@ -632,6 +643,7 @@ def _header_meta(run: _Run) -> dict[str, Any]:
     }
 
 
+
 def _truncated(embedder: Embedder) -> list[str]:
     """The chunks a provider cut to its input limit (providers that track it: ``truncated``)."""
     found = getattr(embedder, "truncated", None)
@@ -682,7 +694,13 @@ def _write_once(
     return write
 
 
-def _write_output(run: _Run, write_index_to: Callable[[BinaryIO], None], *, chunks: int) -> int:
+def _write_output(
+    run: _Run,
+    write_index_to: Callable[[BinaryIO], None],
+    *,
+    chunks: int,
+    includes: Mapping[str, str] | None = None,
+) -> int:
     """Write the index, then its sidecar, each atomically; return the index size."""
     hasher = xxhash.xxh3_128()
 
@@ -700,6 +718,9 @@ def _write_output(run: _Run, write_index_to: Callable[[BinaryIO], None], *, chun
         "files": run.file_hashes,
         "output": {"bytes": size, "xxh3": hasher.hexdigest()},
     }
+    if includes:
+        # Included files are no inputs of their own: a change to one must still repack.
+        sidecar_doc["includes"] = dict(sorted(includes.items()))
     atomic_write(
         sidecar_path(run.cfg.output),
         lambda fh: fh.write((json.dumps(sidecar_doc, indent=1, sort_keys=True) + "\n").encode()),
