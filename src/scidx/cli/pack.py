@@ -140,6 +140,8 @@ def _print_result(
             )
             if result.urls:
                 echo(f"URLs: {result.urls}")
+            if result.versions:
+                echo(f"versions: {result.versions}")
             _print_includes(result, verbose=verbose)
             _print_truncated(result, verbose=verbose)
             _print_changes(result.changes)

@@ -42,6 +42,7 @@ from scidx.pack.flavours import GENERATORS
 from scidx.pack.flavours.detect import detect_generator
 from scidx.pack.globs import compile_glob
 from scidx.pack.site import Site, derive_site
+from scidx.pack.versions import Versions, config_versions, docusaurus_versions
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -111,6 +112,9 @@ KNOWN_KEYS = (
     "allowDownload",
     "providerOptions",
     "allowExternalSymlinks",
+    # Docs versions (issue 40; scidx.pack.versions).
+    "version",
+    "versions",
 )
 
 
@@ -164,6 +168,9 @@ class Config:
         site: What the generator's config says about published URLs
             (:func:`~scidx.pack.site.derive_site`): the template derived when the config has
             no ``urlTemplate``, and the page-path rules stored per source.
+        versions: Each page's docs version (:mod:`scidx.pack.versions`): from ``version`` /
+            ``versions``, else the generator's layout (Docusaurus ``versions.json``); None
+            for an unversioned site.
     """
 
     root: Path
@@ -194,6 +201,7 @@ class Config:
     allow_download: bool = False
     provider_options: dict[str, Any] | None = None
     site: Site | None = None
+    versions: Versions | None = None
 
     @property
     def model_id(self) -> str:
@@ -242,6 +250,9 @@ class Config:
         if self.site is not None and self.site.pages is not None:
             # Only with stored page paths, so other configs keep their hash.
             out["sitePages"] = self.site.canonical()
+        if self.versions is not None:
+            # Only for a versioned site, so other configs keep their hash.
+            out["versions"] = self.versions.canonical()
         return out
 
     def config_hash(self) -> str:
@@ -580,6 +591,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     source_root = _source_root(check)
     base_url = _base_url(check, provider)
     site, url_template, source_root = _site_urls(generator, root, url_template, source_root)
+    versions = _versions(data, label, generator, root, site)
 
     return Config(
         root,
@@ -609,7 +621,26 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         provider_options=dict(provider_options) if provider_options else None,
         allow_external_symlinks=allow_external,
         site=site,
+        versions=versions,
     )
+
+
+# --- docs versions (issue 40) ------------------------------------------------------------------
+
+
+def _versions(
+    data: Mapping[str, Any], label: str, generator: str, root: Path, site: Site | None
+) -> Versions | None:
+    """The config's ``version``/``versions``, else the generator's layout (Docusaurus)."""
+    found = config_versions(data, label, generator)
+    if found is not None or generator != "docusaurus" or site is None:
+        return found
+    config = root / site.config
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return docusaurus_versions(config, text, root, site.docs_dir)
 
 
 def _site_urls(

@@ -31,6 +31,7 @@ from scidx.errors import ConfigError, IndexFormatError, OutputError
 from scidx.index.format import write_index
 from scidx.index.urls import parse_url_template, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
+from scidx.index.versions import NO_VERSION
 from scidx.pack.arrays import (
     GENERATOR,
     PACKER_VERSION,
@@ -69,6 +70,7 @@ from scidx.pack.progress import Progress, noop_progress
 from scidx.pack.records import Record, validate_records
 from scidx.pack.site import describe_urls
 from scidx.pack.sources import ScannedInput, scan_inputs
+from scidx.pack.versions import Versions, describe_versions
 from scidx.pack.windows import WindowVectors, embed_windows
 from scidx.pack.workers import Pool, chunk_all
 
@@ -103,6 +105,8 @@ class PackResult:
         window_chunks: Chunks that have extra windows.
         windows_embedded: Distinct window texts the provider embedded.
         windows_cached: Distinct window texts found in the cache.
+        versions: The docs versions and the default one, and where they came from (``""``
+            for an unversioned site).
         includes: What the include directives did (:mod:`scidx.pack.includes`): expanded,
             and dropped because unresolvable (missing, outside the project, a loop, too big).
     """
@@ -128,6 +132,7 @@ class PackResult:
     windows_embedded: int = 0
     windows_cached: int = 0
     includes: IncludeReport = field(default_factory=IncludeReport)
+    versions: str = ""
 
     def add_windows(self, found: WindowVectors) -> None:
         """Record what :func:`~scidx.pack.windows.embed_windows` did."""
@@ -181,6 +186,8 @@ class PackResult:
             out["dryRun"] = self.dry_run.to_dict()
         if self.urls:
             out["urls"] = self.urls
+        if self.versions:
+            out["versions"] = self.versions
         if self.includes.resolved or self.includes.unresolved:
             out["includes"] = self.includes.to_dict()
         return out
@@ -424,6 +431,7 @@ def _pack_run(
     """The body of :func:`pack_docs` once its inputs are gathered (the same arguments)."""
     result = PackResult(output=run.cfg.output, files=len(run.files))
     result.urls = describe_urls(run.cfg.site, run.cfg.url_template)
+    result.versions = describe_versions(run.cfg.versions)
     if not force and not dry_run and _mark_up_to_date(run, result):
         if not check:
             _remember_model(run.embedder)
@@ -447,10 +455,11 @@ def _pack_run(
     finally:
         pool.close()
     pages = source_pages(run.cfg.site, valid)
+    versions = _source_versions(run.cfg.versions, valid)
     header = _header_meta(run)
     if "window.chunk" in vector_arrays:
         header["windows"] = run.embedder.window_policy()
-    arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages)
+    arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages, versions)
     del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
     if check:
@@ -640,8 +649,22 @@ def _header_meta(run: _Run) -> dict[str, Any]:
         "urlTemplate": run.cfg.url_template,
         "fusion": run.embedder.fusion(),
         "sourceRoot": run.cfg.source_root,
+        # Only for a versioned site (format 10), so other headers stay as they were.
+        **({"versions": run.cfg.versions.meta()} if run.cfg.versions is not None else {}),
     }
 
+
+def _source_versions(versions: Versions | None, records: list[Record]) -> dict[str, int] | None:
+    """Each source's row into ``versions.names`` (``source.version``), or None unversioned."""
+    if versions is None:
+        return None
+    rows = {name: k for k, name in enumerate(versions.names)}
+    out: dict[str, int] = {}
+    for record in records:
+        if record.source not in out:
+            version = versions.of(record.source)
+            out[record.source] = NO_VERSION if version is None else rows[version]
+    return out
 
 
 def _truncated(embedder: Embedder) -> list[str]:

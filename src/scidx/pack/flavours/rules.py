@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from scidx.pack.flavours.base import BlockRule, Scan, outside_code_spans
+from scidx.pack.flavours.base import BlockRule, Scan
 
 __all__ = [
     "MDX_RULES",
@@ -264,12 +264,20 @@ def mdx_inline_tags(scan: Scan, i: int) -> int:
     """
     line = scan.lines[i]
     if "={" in line:
-        scan.lines[i] = outside_code_spans(line, _drop_inline_jsx)
+        # A tag that starts inside a code span is code; one whose {`template`} holds
+        # backticks is still a tag (the span the backticks seem to make is inside it).
+        spans = [m.span() for m in _CODE_SPAN.finditer(line)] if "`" in line else []
+
+        def drop(m: re.Match[str]) -> str:
+            if "={" not in m.group(0) or any(a <= m.start() < b for a, b in spans):
+                return m.group(0)
+            return ""
+
+        scan.lines[i] = _JSX_INLINE.sub(drop, line)
     return 0
 
 
-def _drop_inline_jsx(part: str) -> str:
-    return _JSX_INLINE.sub(lambda m: "" if "={" in m.group(0) else m.group(0), part)
+_CODE_SPAN = re.compile(r"(`+)(?:.*?[^`])?\1(?!`)")
 
 
 #: The MDX block rules, in the order they are tried.
