@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scidx.index.index import load
 from scidx.pack.chunk import chunk_markdown
@@ -294,3 +296,54 @@ def test_no_unresolved_include_line_in_any_chunk_of_the_shared_corpora(
         assert unresolved > 500 and resolved == 0
     if os.environ.get("SCIDX_SHOW_INCLUDES"):
         print(corpus, chunks, resolved, unresolved)  # noqa: T201
+
+
+_PIECES = [
+    "# Title",
+    "## Section",
+    "text line",
+    "```python",
+    "```",
+    '--8<-- "a.md"',
+    '--8<-- "b.py:2:3"',
+    '--8<-- "b.py:-1:x"',
+    '--8<-- "../../etc/passwd"',
+    '--8<-- "self.md"',
+    "--8<--",
+    "a.md",
+    ';--8<-- "a.md"',
+    "{{#include b.py:2}}",
+    "import P from './a.md';",
+    "<P />",
+    "    indented",
+    "",
+]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(st.sampled_from(_PIECES), max_size=30),
+    generator=st.sampled_from(["mkdocs", "mdbook", "docusaurus"]),
+)
+def test_any_mix_of_directives_expands_with_spans_inside_the_page(
+    tmp_path: Path, lines: list[str], generator: str
+) -> None:
+    # No error, no loop, and every chunk's spans inside the page, whatever the directives.
+    root = tmp_path.resolve()
+    (root / "a.md").write_text('Included A.\n--8<-- "self.md"\n<P />\n', encoding="utf-8")
+    (root / "b.py").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    text = normalize_source("\n".join(lines))
+    page = root / "self.md"
+    page.write_text(text, encoding="utf-8")
+    settings_ = include_settings(root, generator)
+    expanded = expand_includes(text, page, settings_)
+    chunks = map_chunks(
+        chunk_markdown(expanded.text, "self.md", generator=generator), expanded, text
+    )
+    count = text.count("\n") + 1
+    for chunk in chunks:
+        assert 0 <= chunk.char_start <= chunk.char_end <= len(text)
+        assert 1 <= chunk.line_start <= chunk.line_end <= count
+    assert not any("passwd" in name for name in expanded.files)
