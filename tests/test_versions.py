@@ -249,6 +249,8 @@ def test_cli_doc_version(versioned: Path, capsys: pytest.CaptureFixture[str]) ->
         ("blog/news.md", None),
         ("versioned_docs/version-1.0/install.md", "1.0"),
     ]
+    code, out, err = run(["inspect", str(versioned)], capsys)
+    assert code == 0 and "versions: current, 2.0 (default), 1.0\n" in out
     code, out, err = run(["search", str(versioned), "wombat", "--doc-version", "9"], capsys)
     assert code != 0 and "Traceback" not in err
     assert "error: unknown version '9'" in err

@@ -254,6 +254,9 @@ def inspect_command(
         "sections": {name: a.nbytes for name, a in sorted(header.arrays.items())},
         "verified": verify,
     }
+    versions = meta.get("versions")
+    if versions is not None:
+        info["versions"] = versions  # only for a versioned index (format 10)
     if as_json:
         echo(json.dumps(info, sort_keys=True, indent=1))
         return
@@ -267,6 +270,10 @@ def inspect_command(
     counts = info["counts"] or {}
     if isinstance(counts, dict):
         echo("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if isinstance(versions, dict) and isinstance(versions.get("names"), list):
+        default = versions.get("default")
+        names = [str(n) + (" (default)" if n == default else "") for n in versions["names"]]
+        echo(_printable("versions: " + ", ".join(names)))
     sections: dict[str, int] = info["sections"]  # type: ignore[assignment]
     for name, nbytes in sections.items():
         echo(f"  {name:<24} {human_bytes(nbytes):>12}")
