@@ -68,6 +68,7 @@ MAX_INCLUDE_BYTES = 1 << 20
 MAX_EXPANDED_BYTES = 8 << 20
 #: Unresolvable includes listed by name in the pack summary (all are counted).
 MAX_EXAMPLES = 20
+_MAX_CONFIG_BYTES = 1 << 20  # as scidx.pack.site reads generator configs
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,10 @@ def include_settings(root: Path, generator: str) -> IncludeSettings:
         text = None
         if config is not None:
             try:
-                text = config.read_text(encoding="utf-8", errors="replace")
+                with config.open("rb") as fh:
+                    data = fh.read(_MAX_CONFIG_BYTES + 1)
+                if len(data) <= _MAX_CONFIG_BYTES:
+                    text = data.decode("utf-8", errors="replace")
             except OSError:
                 text = None
         bases = (
@@ -410,7 +414,7 @@ def _mdbook(run: _Run, spec: str, here: Path, chain: tuple[Path, ...]) -> list[s
 def _partial(run: _Run, rel: str, here: Path, chain: tuple[Path, ...]) -> list[str]:
     if rel.startswith("@site/"):
         folders, rel = [run.root], rel[len("@site/") :]
-    elif rel.startswith((".", "/")) and not rel.startswith("/"):
+    elif rel.startswith("."):  # ./x.md, ../x.md: MDX resolves imports like ES modules
         folders = [here.parent]
     else:
         raise _Refused("not a relative or @site/ path")
