@@ -52,7 +52,11 @@ def pack_docs_command(
     ] = None,
     verbose: Annotated[
         bool,
-        typer.Option("--verbose", "-v", help="List every chunk the provider had to truncate."),
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="List every chunk the provider had to truncate, and up to 20 dropped includes.",
+        ),
     ] = False,
 ) -> None:
     """Pack the Markdown files selected by a config into one .scidx index.
