@@ -376,3 +376,31 @@ def _get(url: str) -> str:
 
     with urllib.request.urlopen(url) as response:  # loopback only
         return str(response.read().decode("utf-8"))
+
+
+def test_search_page_passes_its_version_to_the_bundle(bundle_server: str) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (test extra)")
+    from support.browser import FLAGS, chromium
+
+    executable = chromium()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=FLAGS)
+        try:
+            shown = {}
+            for version in ("", "1.0"):
+                page = browser.new_page()
+                errors: list[str] = []
+                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                query = "?q=wombat+installer" + (f"&version={version}" if version else "")
+                page.goto(bundle_server + query)
+                page.wait_for_function(
+                    "() => document.getElementById('status').textContent.includes('wombat')"
+                )
+                shown[version] = page.locator("#results").inner_text()
+                assert errors == []
+                page.close()
+        finally:
+            browser.close()
+    # The page's results are those of its version: 2.0 by default, 1.0 with ?version=1.0.
+    assert "(two)" in shown[""] and "(one)" not in shown[""]
+    assert "(one)" in shown["1.0"] and "(two)" not in shown["1.0"]
