@@ -26,7 +26,7 @@ def summary(chunks: list[Chunk]) -> list[tuple[str, tuple[str, ...], str]]:
 
 
 def test_version_is_pinned() -> None:
-    assert CHUNKER_VERSION == "scidx-chunk-5"
+    assert CHUNKER_VERSION == "scidx-chunk-6"
 
 
 def test_sections_paths_and_ids() -> None:
@@ -157,20 +157,28 @@ def test_html_block_and_comment_with_heading_inside() -> None:
         '<div class="note">\n\n## inside html\n\n</div>\n'
     )
     chunks = chunk_markdown(doc + "\ntext\n", "h.md")
-    # Sections whose text is only a comment or a tag have no clean text: no result of their own.
-    assert [(c.anchor, c.heading_path) for c in chunks] == [
-        ("inside-html", ("T", "A", "inside html"))
-    ]
+    # Sections whose text is only a comment or a tag have no clean text: no result of their own
+    # (and "A", a sibling H2, is not in the path of the next H2).
+    assert [(c.anchor, c.heading_path) for c in chunks] == [("inside-html", ("T", "inside html"))]
     assert chunks[0].text == "</div>\n\ntext"
 
 
-def test_empty_sections_fold_into_the_next_section() -> None:
+def test_empty_sections_leave_no_heading_in_later_paths() -> None:
     doc = "# T\n## Empty\n## Also empty\n\n\n## Full\n\nx\n\n## Sub\n### Leaf\n\ny\n## End\n"
     chunks = chunk_markdown(doc, "e.md")
-    # No empty result: each heading stays in the heading path of what follows it.
+    # No empty result; an empty section's heading stays only in its own subsections' paths.
     assert summary(chunks) == [
-        ("e.md:full:0", ("T", "Empty", "Also empty", "Full"), "x"),
+        ("e.md:full:0", ("T", "Full"), "x"),
         ("e.md:leaf:0", ("T", "Sub", "Leaf"), "y"),
+    ]
+
+
+def test_folded_h3_sections_are_not_in_the_next_h2_path() -> None:
+    # Issue 40: `# T / ## A / text / ### B / ### C / ## D / text` gave T > B > C > D for D.
+    doc = "# T\n\n## A\n\ntext a\n\n### B\n\n### C\n\n## D\n\ntext d\n"
+    assert [(c.anchor, c.heading_path) for c in chunk_markdown(doc, "p.md")] == [
+        ("a", ("T", "A")),
+        ("d", ("T", "D")),
     ]
 
 

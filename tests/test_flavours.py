@@ -214,3 +214,15 @@ def test_random_mixes_of_constructs_never_raise(
     source = "a.mdx" if mdx else "a.md"
     for chunk in chunk_markdown(text, source, max_chunk_chars=40, generator=generator):
         assert chunk.plain.strip()
+
+
+def test_mdx_inline_code_keeps_jsx_tags_with_attributes() -> None:
+    # Issue 40: ``Render a `<Provider store={store}>` around `<App>` `` lost its code spans.
+    doc = (
+        "# T\n\nRender a `<Provider store={store}>` around `<App>` and "
+        "<ins style={{a: 1}}>x</ins>.\n"
+    )
+    for generator, source in (("docusaurus", "p.md"), ("commonmark", "p.mdx")):
+        [chunk] = chunk_markdown(doc, source, generator=generator)
+        plain = chunk.plain.replace(CODE_START, "").replace(CODE_END, "")
+        assert plain == "Render a <Provider store={store}> around <App> and x.", generator

@@ -41,6 +41,7 @@ def test_the_typed_options_are_the_dataclass_fields() -> None:
         "group",
         "rerank",
         "rerank_top",
+        "version",
     }
     assert SearchOptions.__optional_keys__ == names
     assert not SearchOptions.__required_keys__
@@ -54,6 +55,7 @@ def test_the_typed_options_are_the_dataclass_fields() -> None:
         "heading",
         "metadata",
         "group",
+        "version",
     }
 
 

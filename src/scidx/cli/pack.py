@@ -52,7 +52,11 @@ def pack_docs_command(
     ] = None,
     verbose: Annotated[
         bool,
-        typer.Option("--verbose", "-v", help="List every chunk the provider had to truncate."),
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="List every chunk the provider had to truncate, and up to 20 dropped includes.",
+        ),
     ] = False,
 ) -> None:
     """Pack the Markdown files selected by a config into one .scidx index.
@@ -142,6 +146,9 @@ def _print_result(
                 echo(f"flavour: {result.generator}")
             if result.urls:
                 echo(f"URLs: {result.urls}")
+            if result.versions:
+                echo(f"versions: {result.versions}")
+            _print_includes(result, verbose=verbose)
             _print_truncated(result, verbose=verbose)
             _print_changes(result.changes)
 
@@ -166,6 +173,21 @@ def _print_changes(changes: ChangeReport | None, *, always: bool = False) -> Non
             echo(f"  {mark} {chunk_id}")
         if len(ids) > _LIST_LIMIT:
             echo(f"  {mark} … and {len(ids) - _LIST_LIMIT} more (see --json)")
+
+
+def _print_includes(result: PackResult, *, verbose: bool) -> None:
+    found = result.includes
+    if not found.resolved and not found.unresolved:
+        return
+    line = f"includes: {found.resolved} expanded"
+    if found.unresolved:
+        line += f", {found.unresolved} unresolvable (dropped from the text)"
+    echo(line)
+    shown = found.examples if verbose else found.examples[:3]
+    for example in shown:
+        echo(f"  dropped: {example}")
+    if found.unresolved > len(shown):
+        echo(f"  … and {found.unresolved - len(shown)} more (see --json, or -v for more)")
 
 
 def _print_truncated(result: PackResult, *, verbose: bool) -> None:

@@ -42,6 +42,14 @@ _SearchMeta = Annotated[
     list[str] | None,
     typer.Option("--meta", help="Only pages whose front matter has KEY=VALUE (repeatable)."),
 ]
+_SearchDocVersion = Annotated[
+    str | None,
+    typer.Option(
+        "--doc-version",
+        help="Versioned docs: search this version ('*': all); default: the one the site "
+        "publishes at its root.",
+    ),
+]
 _SearchMinScore = Annotated[
     float | None, typer.Option("--min-score", help="Drop hits scoring below this.")
 ]
@@ -96,6 +104,7 @@ def search_command(
     rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
     rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
     alpha: _SearchAlpha = None,
+    doc_version: _SearchDocVersion = None,
 ) -> None:
     """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
@@ -124,6 +133,7 @@ def search_command(
                 rerank=reranker,
                 rerank_top=rerank_top,
                 alpha=alpha,
+                version=doc_version,
             )
             hits = idx.search_with(query, params)
             rows = [hit.to_dict() for hit in hits]
@@ -244,6 +254,9 @@ def inspect_command(
         "sections": {name: a.nbytes for name, a in sorted(header.arrays.items())},
         "verified": verify,
     }
+    versions = meta.get("versions")
+    if versions is not None:
+        info["versions"] = versions  # only for a versioned index (format 10)
     if as_json:
         echo(json.dumps(info, sort_keys=True, indent=1))
         return
@@ -257,6 +270,10 @@ def inspect_command(
     counts = info["counts"] or {}
     if isinstance(counts, dict):
         echo("counts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if isinstance(versions, dict) and isinstance(versions.get("names"), list):
+        default = versions.get("default")
+        names = [str(n) + (" (default)" if n == default else "") for n in versions["names"]]
+        echo(_printable("versions: " + ", ".join(names)))
     sections: dict[str, int] = info["sections"]  # type: ignore[assignment]
     for name, nbytes in sections.items():
         echo(f"  {name:<24} {human_bytes(nbytes):>12}")

@@ -176,6 +176,7 @@ class _Chunk:
     body: str  # what BM25 read
     flat: str  # the snippet text
     code: list[tuple[int, int]]
+    version: str | None = None
 
 
 def _chunks(index: Index) -> list[_Chunk]:
@@ -199,6 +200,7 @@ def _chunks(index: Index) -> list[_Chunk]:
                 body,
                 flat,
                 code,
+                hit.version,
             )
         )
     return out
@@ -331,6 +333,24 @@ def _page_ids(chunks: Sequence[_Chunk], runs: Sequence[tuple[int, int]]) -> list
     number: dict[str, int] = {}
     ids = [number.setdefault(chunks[start].source, len(number)) for start, _ in runs]
     return None if ids == list(range(len(ids))) else ids
+
+
+def _versions(
+    index: Index, chunks: Sequence[_Chunk], runs: Sequence[tuple[int, int]]
+) -> dict[str, Any] | None:
+    """Docs versions (issue 40): the names, the default and each page run's version row.
+
+    ``pageVersions``: per page run, a row into ``names`` or -1 (a page with no version); the
+    reader searches the default version unless asked for another (``"*"``: all).
+    """
+    table = index._live().corpus.versions  # noqa: SLF001 - the index's own versions
+    if table is None:
+        return None
+    row = {name: k for k, name in enumerate(table.names)}
+    page_versions = [
+        -1 if chunks[a].version is None else row[chunks[a].version or ""] for a, _ in runs
+    ]
+    return {"names": list(table.names), "default": table.default, "pageVersions": page_versions}
 
 
 def _json(value: Any) -> bytes:
@@ -469,6 +489,9 @@ def build_web_bundle(
         "pageRows": np.diff([a for a, _ in runs], prepend=0).tolist(),
         "pageIds": _page_ids(chunks, runs),
     }
+    versions = _versions(index, chunks, runs)
+    if versions is not None:
+        table["pageVersions"] = versions.pop("pageVersions")
     page_table = put("pages.", _gzip(_json(table)), ".bin")
     vector_files, vector_info = _vector_shards(index)
     vectors = None
@@ -500,6 +523,8 @@ def build_web_bundle(
         "vectors": vectors,
         "embeddings": {"url": embeddings_url} if embeddings_url and vectors else None,
         "linkBase": link_base,
+        # Only for a versioned index, so other manifests stay as they were.
+        **({"versions": versions} if versions is not None else {}),
     }
     files[MANIFEST_NAME] = _json(manifest) + b"\n"
     files["index.html"] = _page_html(title or "Search", names)

@@ -20,6 +20,7 @@ from scidx.index.windows import Windows
 
 if TYPE_CHECKING:
     from scidx.index.offsets import SnippetHints
+    from scidx.index.versions import VersionTable
 
 __all__ = ["Corpus", "StringLookup"]
 
@@ -79,6 +80,9 @@ class Corpus:
     #: ``window.*``: the later windows of chunks longer than the model's input limit, scored
     #: by their best window (FORMAT.md §2.11); None when the index has none.
     windows: Windows | None = None
+    #: ``meta.versions`` and ``source.version``: each source's docs version (FORMAT.md §2.3);
+    #: None for an unversioned index.
+    versions: VersionTable | None = None
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

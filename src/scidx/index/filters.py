@@ -1,10 +1,12 @@
-"""Result filters: source glob/prefix, heading substring and front-matter metadata equality.
+"""Result filters: source glob/prefix, heading substring, front-matter metadata, docs version.
 
 :class:`Filters` is the validated value (part of :class:`~scidx.index.params.SearchParams`);
 :class:`FilterMasks` applies it to one corpus. Filters restrict the candidates *before* the
 top-k cut, so ``k`` filtered hits come back when that many exist: source and metadata filters
 become a per-chunk mask (one pass over the sources, cached per filter), the heading filter is
-checked lazily on the best candidates only.
+checked lazily on the best candidates only. The version filter (:mod:`scidx.index.versions`)
+is part of the source mask; on a versioned index it is on even when no filter is given (the
+default version), which :meth:`FilterMasks.active` tells the searcher.
 
 Runtime module: numpy and the stdlib only.
 """
@@ -48,24 +50,35 @@ class Filters:
         source: Source glob (``*``, ``?``, ``[``; ``*`` crosses ``/``) or path prefix.
         heading: Substring of the title or heading path (compared case-folded).
         metadata: Front-matter ``field: value`` pairs, values as strings.
-        key: A hashable identity of the source and metadata parts (the mask cache key).
+        version: The docs version to search (``"*"``: all); None: the index's default.
+        key: A hashable identity of the source, metadata and version parts (the mask cache
+            key).
     """
 
     source: str | None = None
     heading: str | None = None
     metadata: Mapping[str, str] | None = None
-    key: tuple[object, ...] = (None, ())
+    key: tuple[object, ...] = (None, (), None)
+    version: str | None = None
 
     @classmethod
     def make(
-        cls, source: str | None, heading: str | None, metadata: Mapping[str, Any] | None
+        cls,
+        source: str | None,
+        heading: str | None,
+        metadata: Mapping[str, Any] | None,
+        version: str | None = None,
     ) -> Filters:
-        """Validate and normalise the three filters.
+        """Validate and normalise the filters.
 
         Raises:
-            QueryError: An empty or non-string source/heading, or metadata that is not a
-                mapping of field names.
+            QueryError: An empty or non-string source/heading/version, or metadata that is
+                not a mapping of field names.
         """
+        if version is not None and (not isinstance(version, str) or not version):
+            raise QueryError(
+                f"the version must be a non-empty version name or '*', got {version!r}"
+            )
         if source is not None and (not isinstance(source, str) or not source):
             raise QueryError(
                 f"the source filter must be a non-empty glob or path prefix: {source!r}"
@@ -79,9 +92,10 @@ class Filters:
                     f"the metadata filter must map front-matter field names to values: {metadata!r}"
                 )
             items = tuple(sorted((k, _meta_str(v)) for k, v in metadata.items()))
-        if source is None and heading is None and not items:
+        if source is None and heading is None and not items and version is None:
             return _NONE
-        return cls(source, heading, dict(items) if items else None, (source, items))
+        key = (source, items, version)
+        return cls(source, heading, dict(items) if items else None, key, version)
 
     @property
     def active(self) -> bool:
@@ -101,20 +115,38 @@ class FilterMasks:
         self._masks: dict[tuple[object, ...], npt.NDArray[np.bool_]] = {}
         self._sources_checked = False
 
+    def active(self, filters: Filters) -> bool:
+        """Whether ``filters`` restrict this corpus (a versioned index's default version does).
+
+        Raises:
+            QueryError: The version is none of the index's.
+        """
+        return filters.active or self._versions(filters) is not None
+
+    def _versions(self, filters: Filters) -> npt.NDArray[np.bool_] | None:
+        table = self.corpus.versions
+        return None if table is None else table.keep(filters.version)
+
     def source_mask(self, filters: Filters) -> npt.NDArray[np.bool_] | None:
-        """A boolean per chunk for the source and metadata filters, or ``None`` without them."""
-        if filters.source is None and not filters.metadata:
+        """A boolean per chunk for the source, metadata and version filters (None: no filter)."""
+        versions = self._versions(filters)
+        if filters.source is None and not filters.metadata and versions is None:
             return None
         with self._lock:
             cached = self._masks.get(filters.key)
         if cached is not None:
             return cached
         c = self.corpus
-        mask = np.fromiter(
-            (self._source_ok(i, filters) for i in range(len(c.source_path))),
-            dtype=bool,
-            count=len(c.source_path),
-        )
+        if filters.source is None and not filters.metadata:
+            mask = np.ones(len(c.source_path), dtype=bool)
+        else:
+            mask = np.fromiter(
+                (self._source_ok(i, filters) for i in range(len(c.source_path))),
+                dtype=bool,
+                count=len(c.source_path),
+            )
+        if versions is not None:
+            mask &= versions
         chunk_mask = mask[self._chunk_sources()]
         with self._lock:
             if len(self._masks) >= _MAX_MASKS:

@@ -58,6 +58,8 @@ class Hit:
         highlights: ``[start, end)`` offsets into :attr:`snippet` of the words matching the
             query (same tokenizer as the search: stem-aware).
         snippet_code: ``[start, end)`` offsets into :attr:`snippet` of text from code blocks.
+        version: The docs version of the hit's page (:mod:`scidx.index.versions`), or
+            ``None`` when the index is unversioned or the page has no version.
     """
 
     id: str
@@ -72,6 +74,7 @@ class Hit:
     sections: tuple[Hit, ...] = field(default=(), repr=False, compare=False)
     query_terms: tuple[str, ...] = field(default=(), repr=False, compare=False)
     snippet_chars: int = field(default=DEFAULT_SNIPPET_CHARS, repr=False, compare=False)
+    version: str | None = None
 
     if not TYPE_CHECKING:  # a typo'd attribute must still be a type error for mypy
 
@@ -180,6 +183,8 @@ class Hit:
             "snippetCode": [list(r) for r in parts.code],
             "url": self.url,
             "sections": [_section_dict(h) for h in self.sections],
+            # Only for a versioned page, so unversioned indexes answer as before.
+            **({"version": self.version} if self.version is not None else {}),
         }
 
 
@@ -190,7 +195,7 @@ def _section_dict(hit: Hit) -> dict[str, Any]:
 
 
 #: The fields a results list shows, decoded for a whole page of hits on the first read of any.
-PAGE_FIELDS = frozenset(("id", "source", "anchor", "heading_path", "title", "url"))
+PAGE_FIELDS = frozenset(("id", "source", "anchor", "heading_path", "title", "url", "version"))
 _LAZY_FIELDS = PAGE_FIELDS | {"text", "plain"}
 # Dataclass defaults live on as class attributes, which would answer before __getattr__ and hide
 # a lazy hit's fields; the generated __init__ keeps its own copy of the defaults.
@@ -523,10 +528,22 @@ class HitRenderer:
             urls = [None] * len(rows)
         headings = [h.split("\x1f") if h else [] for h in c.chunk_heading.take(rows)]
         titles = c.source_title.take(sources)
-        columns = zip(c.chunk_id.take(rows), anchors, headings, paths, titles, urls, strict=True)
+        table = c.versions
+        versions = [table.name(s) for s in sources] if table is not None else [None] * len(rows)
+        columns = zip(
+            c.chunk_id.take(rows), anchors, headings, paths, titles, urls, versions, strict=True
+        )
         return [
-            {"id": i, "anchor": a, "heading_path": h, "source": p, "title": t, "url": u}
-            for i, a, h, p, t, u in columns
+            {
+                "id": i,
+                "anchor": a,
+                "heading_path": h,
+                "source": p,
+                "title": t,
+                "url": u,
+                "version": v,
+            }
+            for i, a, h, p, t, u, v in columns
         ]
 
 

@@ -200,6 +200,9 @@ class Index:
                 with this prefix.
             heading: Keep chunks whose title or heading path contains this text (case-folded).
             metadata: Keep chunks whose front matter has all these ``field: value`` pairs.
+            version: A versioned index's docs version to search (``"*"``: all); default the
+                one the site publishes at its root (``meta.versions.default``). Pages with no
+                version are kept. See :mod:`scidx.index.versions`.
             snippet_chars: Maximum snippet length (default 240).
             query_vector: A precomputed query embedding (same model as the index); used
                 instead of embedding ``query`` for the vector leg.
@@ -219,7 +222,7 @@ class Index:
 
         Raises:
             QueryError: Bad ``k``, ``mode``, ``alpha``, filter or vector (NaN, wrong length),
-                or the index is closed.
+                a version the index does not have, or the index is closed.
             QueryEmbeddingError: Vector or hybrid search needs a query embedding this process
                 cannot make (the message suggests ``mode="keyword"``).
             IndexFormatError: Corruption met while reading the lazily checked arrays.

@@ -38,6 +38,7 @@ from scidx.index.ids import read_chunk_ids
 from scidx.index.safety import MAX_DIMENSIONS, MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
 from scidx.index.texts import open_texts, text_columns
 from scidx.index.vectors import open_vectors
+from scidx.index.versions import read_versions
 from scidx.index.windows import open_windows
 from scidx.tokenize import TOKENIZER_VERSION
 
@@ -153,6 +154,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         if not page_data:
             _shape(header, "source.page.data")  # names the missing array
         source_page = read_string_table(buf, header, "source.page")
+    versions = read_versions(buf, header, n_sources)  # optional (format 10)
     # Markdown and clean text, compressed per chunk (format 2); without a separate clean text
     # snippets come from the raw text.
     text, plain = text_columns(open_texts(buf, header, n))
@@ -196,6 +198,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         snippet_arrays=offsets,
         source_page=source_page,
         windows=windows,
+        versions=versions,
     )
 
 

@@ -77,6 +77,7 @@ class FilterOptions(TypedDict, total=False):
     heading: str | None
     metadata: Mapping[str, Any] | None
     group: str | None
+    version: str | None
 
 
 class RankBatchOptions(FilterOptions, total=False):
@@ -123,6 +124,9 @@ class SearchParams:
             starts with this prefix.
         heading: Keep chunks whose title or heading path contains this text (case-folded).
         metadata: Keep chunks whose front matter has all these ``field: value`` pairs.
+        version: On a versioned index, keep the pages of this docs version (and the pages
+            that have none); ``"*"``: every version; ``None`` (default): the version the site
+            publishes at its root (``meta.versions.default``). See :mod:`scidx.index.versions`.
         snippet_chars: Maximum snippet length of each hit (> 0).
         query_vector: A precomputed query embedding (checked against the index's dimensions
             when it is used), or ``None`` to embed the query text.
@@ -146,6 +150,7 @@ class SearchParams:
     source: str | None = None
     heading: str | None = None
     metadata: Mapping[str, Any] | None = None
+    version: str | None = None
     snippet_chars: int = DEFAULT_SNIPPET_CHARS
     query_vector: Any | None = field(default=None, repr=False, compare=False)
     group: str | None = None
@@ -199,7 +204,8 @@ class SearchParams:
                 f"method), got {type(self.rerank).__name__}"
             )
         # Normalised once here: the searcher reads these on every query.
-        object.__setattr__(self, "_filters", Filters.make(self.source, self.heading, self.metadata))
+        filters = Filters.make(self.source, self.heading, self.metadata, self.version)
+        object.__setattr__(self, "_filters", filters)
 
     def widened(self, k: int) -> SearchParams:
         """These parameters with ``k`` rows and no grouping or MMR (the candidate list).
@@ -236,6 +242,7 @@ class SearchParams:
             *(type(values["min_score"]), values["min_score"], values["source"]),
             *(values["heading"], type(values["snippet_chars"]), values["snippet_chars"]),
             *(values["group"], type(values["mmr"]), values["mmr"]),
+            *(type(values["version"]), values["version"]),
         )
         # A metadata filter or a query vector is neither hashable in general nor repeated.
         memo = (
@@ -260,7 +267,7 @@ class SearchParams:
 
     @property
     def filters(self) -> Filters:
-        """The validated filters (source, heading, metadata) as one value."""
+        """The validated filters (source, heading, metadata, version) as one value."""
         filters: Filters = self.__dict__["_filters"]
         return filters
 

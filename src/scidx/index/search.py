@@ -189,7 +189,7 @@ class Searcher:
         """
         out: list[_Selection] = []
         with np.errstate(all="ignore"):  # as in select()
-            if params.mode != "keyword" or params.filters.active:
+            if params.mode != "keyword" or self.filters.active(params.filters):
                 return [
                     self._finite(self._select(query, params, None), params.mode)
                     for query in queries
@@ -368,7 +368,7 @@ class Searcher:
             if not terms:
                 return _NOTHING
             stage("retrieval")
-            if not params.filters.active:
+            if not self.filters.active(params.filters):
                 # The common case, in the fewest passes: no candidate rows are materialised.
                 k = min(int(params.k), self.corpus.n)
                 found = self.postings.postings(terms)
@@ -381,7 +381,7 @@ class Searcher:
                 if qvec is None:
                     return _NOTHING
             stage("retrieval")
-            if not text and params.min_score is None and not params.filters.active:
+            if not text and params.min_score is None and not self.filters.active(params.filters):
                 rows, scores = self._vector_top_k(qvec, min(int(params.k), self.corpus.n))
                 return rows.tolist(), scores.tolist(), terms
             scores = self.vector_scores(qvec)
@@ -399,7 +399,7 @@ class Searcher:
             stage("fusion")
             if isinstance(fused, tuple):
                 rows, scores = fused
-            elif params.min_score is None and not params.filters.active:
+            elif params.min_score is None and not self.filters.active(params.filters):
                 rows, scores = top_k_dense(fused, min(int(params.k), self.corpus.n))
             else:
                 rows = np.flatnonzero(fused > 0).astype(np.int64)

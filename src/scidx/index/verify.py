@@ -66,6 +66,8 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
         _verify_vectors(src, corpus.store.decode_all())
     if VECTOR_KEY_ARRAY in header.arrays:
         _verify_vector_keys(buf, header, corpus)
+    if corpus.versions is not None:
+        corpus.versions.checked_rows()  # every row names a version (FORMAT.md §2.12)
     if corpus.source_page is not None:
         assert isinstance(corpus.source_page, StringTable)
         corpus.source_page.validate_all()

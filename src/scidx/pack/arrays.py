@@ -80,7 +80,8 @@ __all__ = [
 #: format 7, heading paths as a tree of their prefixes, ``<u4`` string-table offsets; 18:
 #: format 8, string tables up to 4 MiB stored deflated in ``<name>.zdata``; 19:
 #: format 9, records hold the clean text first, ``snippet.where`` and ``snippet.needle``
-#: instead of per-word snippet offsets).
+#: instead of per-word snippet offsets; 20: format 10, ``source.version`` and
+#: ``meta.versions``, includes expanded, ``meta.bm25.pageWeight`` (page evidence)).
 PACKER_VERSION = "scidx-pack-20"
 
 
@@ -388,6 +389,7 @@ def build_index_arrays(
     vectors: np.ndarray | Mapping[str, np.ndarray],
     bm25: BM25Built | None = None,
     pages: Mapping[str, str] | None = None,
+    versions: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Build every named array of an index from validated, ordered records and their vectors.
 
@@ -401,6 +403,8 @@ def build_index_arrays(
             arrays of one encoding (from :func:`scidx.index.vectors.encode_vectors`).
         bm25: Their BM25 arrays and meta from :func:`build_bm25`; built here when None.
         pages: Each source's published page path (the optional ``source.page`` table).
+        versions: Each source's row into ``meta.versions.names`` (the optional
+            ``source.version`` array; 0xFFFF: no version).
 
     Returns:
         ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
@@ -451,6 +455,8 @@ def build_index_arrays(
     put_strings("source.meta", [source_meta[s] for s in sources])
     if pages is not None:
         put_strings("source.page", [pages[s] for s in sources])
+    if versions is not None:
+        arrays["source.version"] = np.array([versions[s] for s in sources], dtype="<u2")
     if isinstance(vectors, Mapping):
         arrays.update(vectors)
     else:
@@ -548,10 +554,12 @@ def encode_records(
     meta: dict[str, Any],
     bm25: BM25Built | None = None,
     pages: Mapping[str, str] | None = None,
+    versions: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], str]:
     """Build the arrays and header meta of an index from records and their vectors.
 
-    ``pages``: each source's published page path (``source.page``), or None for none.
+    ``pages``: each source's published page path (``source.page``), or None for none;
+    ``versions``: each source's version row (``source.version``), or None for none.
     """
-    arrays, meta_part = build_index_arrays(records, vectors, bm25, pages)
+    arrays, meta_part = build_index_arrays(records, vectors, bm25, pages, versions)
     return arrays, {**meta, **meta_part}, built_utc()

@@ -21,9 +21,9 @@ Decisions where Markdown leaves room:
   section. A chunk's ``heading_path`` ends with its own heading: an H2 chunk has ``(H1, H2)``,
   the H1 chunk (the "intro") has ``(H1,)``. A section with no clean text (a heading followed
   directly by a subheading, or by nothing but comments or build instructions) is no chunk of
-  its own: its heading joins the heading path of the next section with text (before that
-  section's heading, unless it is already an ancestor). A part with no clean text joins its
-  neighbour part. No chunk has empty clean text.
+  its own; its heading stays in the paths of its own subsections only (it is their open
+  ancestor), never in a later sibling's. A part with no clean text joins its neighbour part.
+  No chunk has empty clean text.
 * **Text before the first heading** becomes a chunk with anchor ``""`` and heading path
   ``(front-matter title,)`` or ``()``, but only if it is not blank.
 * **Level jumps.** An H3 directly under an H1 has path ``(H1, H3)``; an H2 clears the open H3;
@@ -82,7 +82,10 @@ __all__ = ["CHUNKER_VERSION", "HARD_LIMIT_FACTOR", "Chunk", "chunk_markdown", "h
 #: 5: generator flavours (:mod:`scidx.pack.flavours`); sections with no clean text fold into
 #: the next section's heading path; titles are front matter, heading, else the file name;
 #: MkDocs headings lose a trailing attribute list (``{ id="x" }`` sets the anchor).
-CHUNKER_VERSION = "scidx-chunk-5"
+#: 6: an empty section's heading no longer joins later siblings' heading paths; includes
+#: (``--8<--``, ``{{#include}}``, MDX partials) are expanded where they render; MDX inline
+#: code keeps JSX tags with attributes.
+CHUNKER_VERSION = "scidx-chunk-6"
 
 _EMPTY_METADATA = Metadata()
 
@@ -559,23 +562,14 @@ def _fold_empty(
 ) -> list[Chunk]:
     """Chunks of every section; a section with no clean text is no result of its own.
 
-    Its heading joins the heading path of the next section with text (before that section's
-    own heading, unless it is already an ancestor), so a heading followed directly by a
-    subheading, or by nothing but build instructions, still leads searchers to what follows.
+    Its heading is not carried into later sections: a heading followed directly by a
+    subheading is already in that subheading's path (an open ancestor), and any other
+    section is closed once a heading of its level or above starts (``# T / ## A / text /
+    ### B / ### C / ## D`` gives ``T > D`` for D, as the page's breadcrumb does).
     """
     out: list[Chunk] = []
-    pending: list[str] = []
     for section in sections:
-        if pending and section.heading_end_line >= 0:
-            ancestors = section.path[:-1]
-            folded = tuple(h for h in pending if h not in ancestors)
-            section = section._replace(path=ancestors + folded + section.path[-1:])
-        parts = _merge_empty_parts(emit(section), text, reread)
-        if parts:
-            out.extend(parts)
-            pending = []
-        elif section.heading_end_line >= 0 and section.path:
-            pending.append(section.path[-1])
+        out.extend(_merge_empty_parts(emit(section), text, reread))
     return out
 
 

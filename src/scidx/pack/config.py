@@ -42,6 +42,7 @@ from scidx.pack.flavours import GENERATORS
 from scidx.pack.flavours.detect import Detection, detect, find_configs, sample_texts
 from scidx.pack.globs import compile_glob
 from scidx.pack.site import Site, derive_site
+from scidx.pack.versions import Versions, config_versions, docusaurus_versions
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -111,6 +112,9 @@ KNOWN_KEYS = (
     "allowDownload",
     "providerOptions",
     "allowExternalSymlinks",
+    # Docs versions (issue 40; scidx.pack.versions).
+    "version",
+    "versions",
 )
 
 
@@ -166,6 +170,9 @@ class Config:
             no ``urlTemplate``, and the page-path rules stored per source.
         detection: Where ``generator`` came from (the ``generator`` key, a config file, the
             content), for the pack summary; None when built without validation.
+        versions: Each page's docs version (:mod:`scidx.pack.versions`): from ``version`` /
+            ``versions``, else the generator's layout (Docusaurus ``versions.json``); None
+            for an unversioned site.
     """
 
     root: Path
@@ -198,6 +205,7 @@ class Config:
     site: Site | None = None
     # Diagnostics only: two configs that pack the same index compare equal.
     detection: Detection | None = field(default=None, compare=False)
+    versions: Versions | None = None
 
     @property
     def model_id(self) -> str:
@@ -246,6 +254,9 @@ class Config:
         if self.site is not None and self.site.pages is not None:
             # Only with stored page paths, so other configs keep their hash.
             out["sitePages"] = self.site.canonical()
+        if self.versions is not None:
+            # Only for a versioned site, so other configs keep their hash.
+            out["versions"] = self.versions.canonical()
         return out
 
     def config_hash(self) -> str:
@@ -587,6 +598,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     site, url_template, source_root = _site_urls(
         detection, root, url_template, source_root, include
     )
+    versions = _versions(data, label, generator, root, site)
 
     return Config(
         root,
@@ -617,6 +629,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         allow_external_symlinks=allow_external,
         site=site,
         detection=detection,
+        versions=versions,
     )
 
 
@@ -628,6 +641,24 @@ def _detection(
     if forced:
         return Detection(forced, "key")
     return detect(root, sample_texts(root, include, exclude))
+
+
+# --- docs versions (issue 40) ------------------------------------------------------------------
+
+
+def _versions(
+    data: Mapping[str, Any], label: str, generator: str, root: Path, site: Site | None
+) -> Versions | None:
+    """The config's ``version``/``versions``, else the generator's layout (Docusaurus)."""
+    found = config_versions(data, label, generator)
+    if found is not None or generator != "docusaurus" or site is None:
+        return found
+    config = root / site.config
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return docusaurus_versions(config, text, root, site.docs_dir)
 
 
 def _site_urls(

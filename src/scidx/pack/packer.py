@@ -31,6 +31,7 @@ from scidx.errors import ConfigError, IndexFormatError, OutputError
 from scidx.index.format import write_index
 from scidx.index.urls import parse_url_template, source_root_problem, url_template_problem
 from scidx.index.vectors import DEFAULT_ENCODING, ENCODINGS
+from scidx.index.versions import NO_VERSION
 from scidx.pack.arrays import (
     GENERATOR,
     PACKER_VERSION,
@@ -50,6 +51,7 @@ from scidx.pack.fileio import (
     file_bytes,
     file_hash,
 )
+from scidx.pack.includes import IncludeReport, included_files_changed
 from scidx.pack.incremental import (
     SIDECAR_VERSION,
     ChangeReport,
@@ -68,6 +70,7 @@ from scidx.pack.progress import Progress, noop_progress
 from scidx.pack.records import Record, validate_records
 from scidx.pack.site import describe_urls
 from scidx.pack.sources import ScannedInput, scan_inputs
+from scidx.pack.versions import Versions, describe_versions
 from scidx.pack.windows import WindowVectors, embed_windows
 from scidx.pack.workers import Pool, chunk_all
 
@@ -105,6 +108,10 @@ class PackResult:
         window_chunks: Chunks that have extra windows.
         windows_embedded: Distinct window texts the provider embedded.
         windows_cached: Distinct window texts found in the cache.
+        versions: The docs versions and the default one, and where they came from (``""``
+            for an unversioned site).
+        includes: What the include directives did (:mod:`scidx.pack.includes`): expanded,
+            and dropped because unresolvable (missing, outside the project, a loop, too big).
     """
 
     output: Path | None
@@ -129,6 +136,8 @@ class PackResult:
     window_chunks: int = 0
     windows_embedded: int = 0
     windows_cached: int = 0
+    includes: IncludeReport = field(default_factory=IncludeReport)
+    versions: str = ""
 
     def add_windows(self, found: WindowVectors) -> None:
         """Record what :func:`~scidx.pack.windows.embed_windows` did."""
@@ -184,6 +193,10 @@ class PackResult:
             out["urls"] = self.urls
         if self.detection is not None:
             out["generator"] = dict(self.detection)
+        if self.versions:
+            out["versions"] = self.versions
+        if self.includes.resolved or self.includes.unresolved:
+            out["includes"] = self.includes.to_dict()
         return out
 
 
@@ -429,6 +442,7 @@ def _pack_run(
     if detection is not None:
         result.generator = detection.describe(run.cfg.root)
         result.detection = detection.to_dict(run.cfg.root)
+    result.versions = describe_versions(run.cfg.versions)
     if not force and not dry_run and _mark_up_to_date(run, result):
         if not check:
             _remember_model(run.embedder)
@@ -439,7 +453,11 @@ def _pack_run(
     )
     pool = Pool.start(workers, sum(f.size for f in run.files))
     try:
-        valid = validate_records(retitle(run.cfg.site, chunk_all(run.files, run.cfg, pool, report)))
+        valid = validate_records(
+            retitle(
+                run.cfg.site, chunk_all(run.files, run.cfg, pool, report, includes=result.includes)
+            )
+        )
         result.chunks = len(valid)
         if dry_run:
             result.dry_run = dry_run_plan(valid, run.embedder, run.cfg.cache_dir, use_cache, seed)
@@ -450,10 +468,11 @@ def _pack_run(
     finally:
         pool.close()
     pages = source_pages(run.cfg.site, valid, run.cfg.root)
+    versions = _source_versions(run.cfg.versions, valid)
     header = _header_meta(run)
     if "window.chunk" in vector_arrays:
         header["windows"] = run.embedder.window_policy()
-    arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages)
+    arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages, versions)
     del vector_arrays, bm25  # `arrays` holds what is left of them
     report("index", 1, 1)
     if check:
@@ -462,7 +481,9 @@ def _pack_run(
         report("write", 0, 1)
         write = _write_once(arrays, meta, built)
         del arrays  # freed once written, before the check maps the new file
-        result.output_bytes = _write_output(run, write, chunks=len(valid))
+        result.output_bytes = _write_output(
+            run, write, chunks=len(valid), includes=result.includes.files
+        )
         report("write", 1, 1)
         _remember_model(run.embedder)
     result.changes = change_report(previous, valid, result.output_bytes)
@@ -588,6 +609,7 @@ def _mark_up_to_date(run: _Run, result: PackResult) -> bool:
         or not isinstance(side.get("output"), dict)
         or not output.is_file()
         or file_hash(output) != side["output"].get("xxh3")
+        or included_files_changed(run.cfg.root, side.get("includes"))
     ):
         return False
     result.up_to_date = True
@@ -640,7 +662,22 @@ def _header_meta(run: _Run) -> dict[str, Any]:
         "urlTemplate": run.cfg.url_template,
         "fusion": run.embedder.fusion(),
         "sourceRoot": run.cfg.source_root,
+        # Only for a versioned site (format 10), so other headers stay as they were.
+        **({"versions": run.cfg.versions.meta()} if run.cfg.versions is not None else {}),
     }
+
+
+def _source_versions(versions: Versions | None, records: list[Record]) -> dict[str, int] | None:
+    """Each source's row into ``versions.names`` (``source.version``), or None unversioned."""
+    if versions is None:
+        return None
+    rows = {name: k for k, name in enumerate(versions.names)}
+    out: dict[str, int] = {}
+    for record in records:
+        if record.source not in out:
+            version = versions.of(record.source)
+            out[record.source] = NO_VERSION if version is None else rows[version]
+    return out
 
 
 def _truncated(embedder: Embedder) -> list[str]:
@@ -693,7 +730,13 @@ def _write_once(
     return write
 
 
-def _write_output(run: _Run, write_index_to: Callable[[BinaryIO], None], *, chunks: int) -> int:
+def _write_output(
+    run: _Run,
+    write_index_to: Callable[[BinaryIO], None],
+    *,
+    chunks: int,
+    includes: Mapping[str, str] | None = None,
+) -> int:
     """Write the index, then its sidecar, each atomically; return the index size."""
     hasher = xxhash.xxh3_128()
 
@@ -711,6 +754,9 @@ def _write_output(run: _Run, write_index_to: Callable[[BinaryIO], None], *, chun
         "files": run.file_hashes,
         "output": {"bytes": size, "xxh3": hasher.hexdigest()},
     }
+    if includes:
+        # Included files are no inputs of their own: a change to one must still repack.
+        sidecar_doc["includes"] = dict(sorted(includes.items()))
     atomic_write(
         sidecar_path(run.cfg.output),
         lambda fh: fh.write((json.dumps(sidecar_doc, indent=1, sort_keys=True) + "\n").encode()),

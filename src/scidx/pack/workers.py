@@ -15,6 +15,14 @@ from scidx.errors import ConfigError
 from scidx.pack.arrays import BM25_BLOCK, TermsAndOffsets, _bm25_fields, bm25_job, snippet_texts
 from scidx.pack.chunk import chunk_markdown
 from scidx.pack.config import Config
+from scidx.pack.frontmatter import normalize_source
+from scidx.pack.includes import (
+    IncludeReport,
+    IncludeSettings,
+    expand_includes,
+    include_settings,
+    map_chunks,
+)
 from scidx.pack.progress import Progress
 from scidx.pack.records import Record
 from scidx.pack.sources import ScannedInput, decode_source, read_scanned
@@ -46,21 +54,33 @@ def auto_workers() -> int:
 
 
 def _chunk_job(
-    items: Sequence[tuple[str, str, str]], max_chunk_chars: int, anchor_style: str, generator: str
-) -> list[Record]:
+    items: Sequence[tuple[str, str, str]],
+    max_chunk_chars: int,
+    anchor_style: str,
+    generator: str,
+    includes: IncludeSettings | None = None,
+) -> tuple[list[Record], IncludeReport]:
     out: list[Record] = []
+    report = IncludeReport()
     for source, path, digest in items:
         # Read here (in the worker): only one job's files are in memory at once.
         text = decode_source(source, read_scanned(source, path, digest))
+        expanded = None
+        if includes is not None:
+            text = normalize_source(text)
+            expanded = expand_includes(text, path, includes)
+            report.add(source, expanded)
         chunks = chunk_markdown(
-            text,
+            expanded.text if expanded is not None else text,
             source,
             max_chunk_chars=max_chunk_chars,
             anchor_style=anchor_style,  # type: ignore[arg-type]  # validated by config
             generator=generator,
         )
+        if expanded is not None:
+            chunks = map_chunks(chunks, expanded, text)
         out.extend(Record.from_chunk(c) for c in chunks)
-    return out
+    return out, report
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -202,12 +222,18 @@ class _PoolHashingEmbedder(Embedder):
 
 
 def chunk_all(
-    files: Sequence[ScannedInput], cfg: Config, pool: Pool, progress: Progress
+    files: Sequence[ScannedInput],
+    cfg: Config,
+    pool: Pool,
+    progress: Progress,
+    includes: IncludeReport | None = None,
 ) -> list[Record]:
     """Chunk every input file (in the workers when there are any), in input order.
 
-    Each job reads its own files again and checks them against their scanned hashes.
+    Each job reads its own files again and checks them against their scanned hashes. Includes
+    are expanded (:mod:`scidx.pack.includes`); ``includes`` collects what they did.
     """
+    settings = include_settings(cfg.root, cfg.generator)
     jobs: list[tuple[Any, ...]] = []
     batch: list[tuple[str, str, str]] = []
     size = 0
@@ -215,14 +241,16 @@ def chunk_all(
         batch.append((scanned.item.source, str(scanned.item.path), scanned.digest))
         size += scanned.size
         if size >= _CHUNK_JOB_BYTES:
-            jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style, cfg.generator))
+            jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style, cfg.generator, settings))
             batch, size = [], 0
     if batch:
-        jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style, cfg.generator))
+        jobs.append((batch, cfg.max_chunk_chars, cfg.anchor_style, cfg.generator, settings))
     records: list[Record] = []
     done = 0
-    for job, result in zip(jobs, pool.map(_chunk_job, jobs), strict=True):
+    for job, (result, report) in zip(jobs, pool.map(_chunk_job, jobs), strict=True):
         records.extend(result)
+        if includes is not None:
+            includes.merge(report)
         done += len(job[0])
         progress("chunk", done, len(files))
     return records

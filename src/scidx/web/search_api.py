@@ -1,6 +1,6 @@
 """``GET /search``: the JSON search API (the hits of ``toolup-rag search --json``).
 
-``GET /search?q=&k=&mode=&source=&heading=&group=&index=`` answers::
+``GET /search?q=&k=&mode=&source=&heading=&group=&version=&index=`` answers::
 
     {"query": "...", "mode": "hybrid", "k": 10, "group": "section",
      "hits": [{"id", "score", "source", "anchor", "headingPath", "title", "text", "snippet",
@@ -9,7 +9,9 @@
 Each hit has the fields of ``toolup-rag search --json`` plus ``index``, the name of the index it
 came from. With several indexes and no ``index=``, each is searched and the lists are merged by
 reciprocal-rank fusion (scores of different indexes are not on one scale); each hit keeps its own
-index's ``score``.
+index's ``score``. ``version`` searches one docs version of a versioned index (``*``: all;
+absent: the version the site publishes at its root); each hit of a versioned page has
+``version``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from scidx.web.store import IndexSet, ServedIndex
 
 __all__ = ["GROUPS", "make_search_endpoint"]
 
-PARAMS = ("q", "k", "mode", "source", "heading", "group", "index")
+PARAMS = ("q", "k", "mode", "source", "heading", "group", "version", "index")
 #: The ``group=`` values: the index's groupings, or ``none`` for raw chunks.
 GROUPS = ("none", *INDEX_GROUPS)
 
@@ -80,7 +82,7 @@ def make_search_endpoint(
                 code="query_error",
             )
         options: dict[str, Any] = {"mode": mode}
-        for name in ("source", "heading"):
+        for name in ("source", "heading", "version"):
             if params.get(name):
                 options[name] = check_text(params[name], name, settings.max_query_chars)
         # One result per section by default, as `toolup-rag search` and Index.search give them:

@@ -258,11 +258,26 @@ _JSX_INLINE = re.compile(
 
 
 def mdx_inline_tags(scan: Scan, i: int) -> int:
-    """Inline JSX tags with ``{expression}`` attributes go (their text content stays)."""
+    """Inline JSX tags with ``{expression}`` attributes go (their text content stays).
+
+    Code spans are kept verbatim: ```<Provider store={store}>``` shows the tag, it renders none.
+    """
     line = scan.lines[i]
     if "={" in line:
-        scan.lines[i] = _JSX_INLINE.sub(lambda m: "" if "={" in m.group(0) else m.group(0), line)
+        # A tag that starts inside a code span is code; one whose {`template`} holds
+        # backticks is still a tag (the span the backticks seem to make is inside it).
+        spans = [m.span() for m in _CODE_SPAN.finditer(line)] if "`" in line else []
+
+        def drop(m: re.Match[str]) -> str:
+            if "={" not in m.group(0) or any(a <= m.start() < b for a, b in spans):
+                return m.group(0)
+            return ""
+
+        scan.lines[i] = _JSX_INLINE.sub(drop, line)
     return 0
+
+
+_CODE_SPAN = re.compile(r"(`+)(?:.*?[^`])?\1(?!`)")
 
 
 #: The MDX block rules, in the order they are tried.

@@ -596,6 +596,47 @@ export class Bundle {
     return { terms, ranked };
   }
 
+  // --- docs versions (issue 40) ---
+  // A versioned bundle (manifest.versions, the page table's pageVersions) searches one version:
+  // options.version, "*" for all, or by default manifest.versions.default, as Index.search
+  // does (scidx.index.versions); pages with no version (-1) are kept in every version.
+
+  /** The ranking best(m) restricted to the rows of `version` (best itself when unversioned). */
+  async inVersion(best, version) {
+    const info = this.manifest.versions;
+    if (!info || version === "*") return best;
+    const name = version === undefined || version === null || version === "" ? info.default : String(version);
+    const want = info.names.indexOf(name);
+    if (want < 0) {
+      throw new Error("scidx bundle: unknown version " + JSON.stringify(name) + "; this bundle has " +
+        info.names.map((n) => JSON.stringify(n)).join(", ") + " (or \"*\" for all versions)");
+    }
+    const table = await this.table();
+    const runs = table.pageVersions || [];
+    let kept = null;
+    return (m) => {
+      if (kept === null) {
+        const all = best(Infinity), rows = [], scores = [];
+        for (let i = 0; i < all.rows.length; i++) {
+          const v = runs[last(table.pageStarts, all.rows[i])];
+          if (v === -1 || v === want) { rows.push(all.rows[i]); scores.push(all.scores[i]); }
+        }
+        kept = { rows: Int32Array.from(rows), scores: Float32Array.from(scores) };
+      }
+      return { rows: kept.rows.subarray(0, m), scores: kept.scores.subarray(0, m) };
+    };
+  }
+
+  /** A hit with its page's `version` (as Hit.to_dict: only for a page that has one). */
+  withVersion(hit, table) {
+    const info = this.manifest.versions;
+    if (!info || !table.pageVersions) return hit;
+    const v = table.pageVersions[last(table.pageStarts, hit.row)];
+    if (v >= 0) hit.version = info.names[v];
+    return hit;
+  }
+  // --- end docs versions (issue 40) ---
+
   table() {
     return this.file(this.manifest.pages, (b) => {
       const t = JSON.parse(new TextDecoder().decode(b));
@@ -708,6 +749,7 @@ export class Bundle {
       const fused = await this.fuse(String(query || "").trim(), best(Infinity), mode === "vector");
       best = (m) => ({ rows: fused.rows.subarray(0, m), scores: fused.scores.subarray(0, m) });
     }
+    best = await this.inVersion(best, options.version); // docs versions (issue 40)
     const results = await this.group(best, k, group);
     signal?.throwIfAborted();
     mark("scidx:ranked");
@@ -715,8 +757,9 @@ export class Bundle {
     const hit = ({ row, score }, priority) => this.page(row, priority).then(({ frag, chunk }) => {
       const [id, anchor, headingPath, url, flat, code] = chunk;
       const s = snippet(flat, code, terms, chars);
-      return { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
+      const out = { id, row, score, source: frag.source, title: frag.title, anchor, headingPath, url: this.link(url),
         snippet: s.text, highlights: s.highlights, snippetCode: s.code, sections: [] };
+      return this.withVersion(out, table);
     });
     const hits = new Array(results.length);
     const fill = (r, i) => Promise.all([hit(r, i ? "low" : "high"), ...r.sections.map((sub) => hit(sub, i ? "low" : "high"))])

@@ -28,6 +28,12 @@
   var TYPING_MS = 400, REST_MS = 150;
   var lastInput = -Infinity, typing = false;
 
+  // --- docs versions (issue 40) ---
+  // ?version= in the page's address (a docs site links its search page with the version being
+  // read) searches that version ("*": all); without it, the one the site publishes at its root.
+  var docVersion = new URL(window.location.href).searchParams.get("version") || null;
+  // --- end docs versions ---
+
   var indexes = [];
   try { indexes = JSON.parse(app.getAttribute("data-indexes") || "[]"); } catch (e) { indexes = []; }
   if (indexes.length > 1) {
@@ -104,6 +110,7 @@
     url.searchParams.set("q", q);
     url.searchParams.set("k", String(K));
     if (picker.value) url.searchParams.set("index", picker.value);
+    if (docVersion) url.searchParams.set("version", docVersion); // docs versions (issue 40)
     setStatus("Searching…", false);
     fetch(url.toString(), { signal: controller.signal, headers: { Accept: "application/json" } })
       .then(function (response) {
@@ -175,7 +182,7 @@
 
   function searchBundle(q, signal, onFirst, restDelay) {
     return openBundle().then(function (b) {
-      return b.search(q, { k: K, signal: signal, onFirst: onFirst, restDelay: restDelay });
+      return b.search(q, { k: K, signal: signal, onFirst: onFirst, restDelay: restDelay, version: docVersion });
     });
   }
 
