@@ -79,6 +79,9 @@ class Corpus:
     #: ``window.*``: the later windows of chunks longer than the model's input limit, scored
     #: by their best window (FORMAT.md §2.11); None when the index has none.
     windows: Windows | None = None
+    #: ``static.counts``: the corpus's token counts a ``static`` index weighs query tokens
+    #: with (FORMAT.md §2.12); None in other indexes.
+    token_counts: npt.NDArray[np.uint32] | None = None
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
