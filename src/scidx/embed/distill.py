@@ -91,7 +91,9 @@ def distill_bytes(
     onnx, tok_path = folder / "model.onnx", folder / "tokenizer.json"
     for needed in (onnx, tok_path):
         if not needed.is_file():
-            raise ConfigError(f"{needed}: not found; MODEL_DIR must hold model.onnx and tokenizer.json")
+            raise ConfigError(
+                f"{needed}: not found; MODEL_DIR must hold model.onnx and tokenizer.json"
+            )
     try:
         doc = json.loads(tok_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -124,7 +126,9 @@ def distill_bytes(
         try:
             (states, *_) = session.run(None, feeds)
         except Exception as exc:  # onnxruntime's own exception types
-            raise EmbeddingError(f"{onnx}: the model failed on tokens {start}..: {first_line(exc)}") from None
+            raise EmbeddingError(
+                f"{onnx}: the model failed on tokens {start}..: {first_line(exc)}"
+            ) from None
         arr = np.asarray(states, dtype=np.float64)
         if arr.ndim != 3 or arr.shape[:2] != batch.shape:
             raise EmbeddingError(

@@ -51,7 +51,7 @@ __all__ = [
 PROVIDER_ID = "static"
 #: The index array holding the corpus's token counts (``<u4``, one per table row).
 COUNTS_ARRAY = "static.counts"
-#: The table that ships with scidx (``scripts/make_static_table.py`` makes it).
+#: The table that ships with scidx (``benchmarks/make_static_table.py`` makes it).
 DEFAULT_TABLE = Path(__file__).parent / "data" / "all-MiniLM-L6-v2-static-d128.scidxtok"
 
 #: Hybrid fusion for static indexes: re-rank keyword matches only (``vectorFloor`` nil), the
@@ -200,7 +200,8 @@ class StaticEmbedder(Embedder):
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """One query's vector (as :meth:`embed_batch`)."""
-        return self.embed_batch([text])[0]
+        vec: npt.NDArray[np.float32] = self.embed_batch([text])[0]
+        return vec
 
     def fusion(self) -> dict[str, Any]:
         """The hybrid fusion settings recorded in the index header (:data:`FUSION`)."""
@@ -230,7 +231,9 @@ def from_config(config: object, **options: Any) -> StaticEmbedder:
     path: Path | None = None
     if raw is not None:
         if not isinstance(raw, str) or not raw:
-            raise ConfigError(f'{label}: providerOptions "table" must be a path to a .scidxtok file')
+            raise ConfigError(
+                f'{label}: providerOptions "table" must be a path to a .scidxtok file'
+            )
         path = Path(raw).expanduser()
         root = getattr(config, "root", None)
         if not path.is_absolute() and root is not None:

@@ -146,8 +146,14 @@ def parse_table(data: bytes, label: str) -> TokenTable:
     if len(data) != expected:
         raise bad(f"it is {len(data)} bytes, but {vocab} rows of {dims} need {expected}")
     scales = np.frombuffer(data, dtype="<f4", count=vocab, offset=start).astype(np.float32)
-    if not np.all(np.isfinite(scales)) or float(scales.min()) < 0 or float(scales.max()) > MAX_SCALE:
-        worst = int(np.flatnonzero(~(np.isfinite(scales) & (scales >= 0) & (scales <= MAX_SCALE)))[0])
+    if (
+        not np.all(np.isfinite(scales))
+        or float(scales.min()) < 0
+        or float(scales.max()) > MAX_SCALE
+    ):
+        worst = int(
+            np.flatnonzero(~(np.isfinite(scales) & (scales >= 0) & (scales <= MAX_SCALE)))[0]
+        )
         raise bad(f"row {worst} has scale {float(scales[worst])!r}, outside 0..{MAX_SCALE}")
     rows = np.frombuffer(data, dtype=np.int8, count=vocab * dims, offset=start + 4 * vocab)
     rows = rows.reshape(vocab, dims)

@@ -24,6 +24,7 @@ Runtime module: the stdlib only.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
@@ -50,6 +51,14 @@ _CJK = (
     (0xF900, 0xFAFF),
     (0x2F800, 0x2FA1F),
 )
+
+
+# The ASCII fast path: control characters vanish (no split), whitespace splits, punctuation
+# is a word of its own. Pieces between ASCII whitespace that hold other characters take the
+# general path (:meth:`WordPiece._slow_words`).
+_ASCII_CONTROL = dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32), 127])
+_ASCII_WORDS = re.compile(r"[!-/:-@\[-`{-~]|[^\s!-/:-@\[-`{-~]+")
+_ASCII_SPACE = re.compile(r"[ \t\n\r]+")
 
 
 def _is_cjk(code: int) -> bool:
@@ -159,6 +168,23 @@ class WordPiece:
 
     def words(self, text: str) -> list[str]:
         """The normalised, pre-tokenised words of ``text``."""
+        if text.isascii():
+            return self._ascii_words(text)
+        out: list[str] = []
+        for piece in _ASCII_SPACE.split(text):
+            if piece.isascii():
+                out.extend(self._ascii_words(piece))
+            else:
+                out.extend(self._slow_words(piece))
+        return out
+
+    def _ascii_words(self, text: str) -> list[str]:
+        clean = text.translate(_ASCII_CONTROL)
+        if self.lowercase:
+            clean = clean.lower()
+        return _ASCII_WORDS.findall(clean)
+
+    def _slow_words(self, text: str) -> list[str]:
         out: list[str] = []
         buf: list[str] = []
         for ch in text:
@@ -188,7 +214,8 @@ class WordPiece:
                 c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn"
             )
         if self.lowercase:
-            word = word.lower()
+            # Character by character, as Rust's char::to_lowercase: no final-sigma rule.
+            word = word.lower() if word.isascii() else "".join(c.lower() for c in word)
         if word.isascii():
             return [word] if word else []
         # Decomposition or case mapping can produce punctuation or spaces (rare): split again.

@@ -353,8 +353,10 @@ def _pieces(chunks: Sequence[_Chunk]) -> list[bytes]:
 def _vector_shards(index: Index) -> tuple[list[bytes], dict[str, Any] | None]:
     """int8 shards of the index's vectors (row ranges), or none for a lexical-hash index."""
     stamp = index.stamp
-    if not stamp or stamp.get("provider") in (None, "hashing", "none"):
-        return [], None  # hashing vectors only reorder keyword hits: the bundle is keyword-only
+    if not stamp or stamp.get("provider") in (None, "hashing", "none", "static"):
+        # hashing vectors only reorder keyword hits; the static leg (issue 41) is not in the
+        # reader yet: both bundles are keyword-only.
+        return [], None
     vectors = np.asarray(index.vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] == 0:
         return [], None

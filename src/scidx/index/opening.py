@@ -338,9 +338,7 @@ def _fusion(header: Header) -> dict[str, Any]:
     alpha, docs, beta = fusion["alpha"], fusion["prfDocs"], fusion["prfBeta"]
     method = fusion["method"]
     if method not in ("weighted-sum", "rerank"):
-        raise corrupt(
-            src, f"meta `fusion.method` is {method!r}, not 'weighted-sum' or 'rerank'"
-        )
+        raise corrupt(src, f"meta `fusion.method` is {method!r}, not 'weighted-sum' or 'rerank'")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
         raise corrupt(src, f"meta `fusion.alpha` is {alpha!r}, not a number in [0, 1]")
     if isinstance(docs, bool) or not isinstance(docs, int) or not 0 <= docs <= 1000:
@@ -369,9 +367,7 @@ def _fusion(header: Header) -> dict[str, Any]:
 def _rerank_candidates(src: str, value: object) -> int:
     """``meta.fusion.candidates`` of the ``rerank`` method: how many keyword hits it reorders."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
-        raise corrupt(
-            src, f"meta `fusion.candidates` is {value!r}, not an integer in [1, 100000]"
-        )
+        raise corrupt(src, f"meta `fusion.candidates` is {value!r}, not an integer in [1, 100000]")
     return value
 
 

@@ -396,6 +396,7 @@ class Searcher:
                 qvec = self.encoder.embed_normalised(text)
             stage("retrieval")
             alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
+            fused: npt.NDArray[np.float32] | tuple[_Rows, _Scores]
             if self.corpus.fusion["method"] == "rerank":
                 fused = self._rerank_keyword(terms, qvec, float(alpha), params)
             else:
@@ -572,7 +573,6 @@ class Searcher:
             fused += kw64
         fused[~keep] = 0.0
         return fused.astype(np.float32)
-
 
     # --- static vectors (issue 41) ---------------------------------------------------------
 
