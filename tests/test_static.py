@@ -336,6 +336,19 @@ def test_static_query_vector_is_the_packed_weighting(tmp_path: Path) -> None:
         assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
 
 
+def test_cached_vectors_of_another_weighting_are_not_reused(tmp_path: Path) -> None:
+    """The disk cache keys by model id, which carries the weights: a re-pack after the corpus
+    changed gives the bytes of a fresh pack, not vectors weighted for the old corpus."""
+    out = _pack(tmp_path / "a")
+    root = out.parent
+    (root / "more.md").write_text("# More\n\n## Cats again\n\nCats purr, cats nap.\n")
+    cfg = {"include": ["*.md"], "output": str(out), "embeddingProvider": "static"}
+    pack_docs(config_from_dict(cfg, root=root))  # the cache holds the old weighting's vectors
+    warm = out.read_bytes()
+    pack_docs(config_from_dict(cfg, root=root), force=True, use_cache=False)
+    assert out.read_bytes() == warm
+
+
 def test_pack_records_fits_the_static_weights(tmp_path: Path) -> None:
     emb = StaticEmbedder(load_table())
     records = [{"id": "a", "text": "cats purr"}, {"id": "b", "text": "dogs bark loudly"}]

@@ -103,7 +103,8 @@ class StaticEmbedder(Embedder):
 
     def __init__(self, table: TokenTable, counts: npt.NDArray[Any] | None = None) -> None:
         self.table = table
-        self.model_id = str(table.header.get("name") or "static")
+        self.table_name = str(table.header.get("name") or "static")
+        self.model_id = self.table_name
         self.dimensions = table.dimensions
         self.sif_a = float(table.header.get("sifA", 1e-3))
         self._lock = threading.Lock()
@@ -160,6 +161,9 @@ class StaticEmbedder(Embedder):
         with self._lock:
             self.counts = fixed
             self._weighted = weighted.astype(np.float32)
+            # The cache keys texts by model id: with the weights in it, a vector weighted for
+            # another corpus (or an earlier version of this one) is never taken from the cache.
+            self.model_id = f"{self.table_name}+w{self.weights_hash()}"
 
     def weights_hash(self) -> str | None:
         """xxh3-64 (hex) of the counts' little-endian bytes, or None before any counts."""
@@ -210,6 +214,7 @@ class StaticEmbedder(Embedder):
     def stamp(self) -> dict[str, object]:
         """The base stamp plus the table's sha256, the weighting and the languages."""
         out = super().stamp()
+        out["model"] = self.table_name
         out["table"] = self.table.sha256
         out["weights"] = {"method": "sif", "a": self.sif_a, "counts": self.weights_hash()}
         out["languages"] = list(self.table.header.get("languages") or ["en"])
