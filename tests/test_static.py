@@ -239,6 +239,35 @@ def test_a_table_with_a_hostile_row_is_refused() -> None:
         parse_table(bytes(data), "t.scidxtok")
 
 
+def _with_header(change: Any) -> bytes:
+    data = _table_bytes()
+    hlen = struct.unpack_from("<I", data, 12)[0]
+    header = json.loads(data[16 : 16 + hlen])
+    change(header)
+    table = parse_table(data, "t")
+    from scidx.embed.static_table import encode_table
+
+    return encode_table(table.rows, table.scales, header)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda h: h.update(sifA="big"), "`sifA` is 'big'"),
+        (lambda h: h.update(sifA=0), "`sifA` is 0"),
+        (lambda h: h.update(languages="en"), "`languages` is 'en'"),
+        (lambda h: h.update(dimensions=True), "`dimensions` is True"),
+        (lambda h: h["tokenizer"]["model"].update(max_input_chars_per_word="x"), "max_input_chars"),
+        (lambda h: h["tokenizer"].update(model=[]), "the tokenizer model is not WordPiece"),
+        (lambda h: h["tokenizer"]["model"]["vocab"].update({"zz": 40000}), "ids are not distinct"),
+    ],
+)
+def test_a_table_with_a_hostile_header_is_refused(change: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match="not a valid static token table") as exc:
+        parse_table(_with_header(change), "t.scidxtok")
+    assert message in str(exc.value)
+
+
 def test_the_shipped_table_matches_its_provenance() -> None:
     prov_path = DEFAULT_TABLE.with_name(DEFAULT_TABLE.name + ".provenance.json")
     prov = json.loads(prov_path.read_text())

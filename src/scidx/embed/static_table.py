@@ -116,6 +116,21 @@ def read_table(path: str | Path) -> TokenTable:
     return parse_table(data, str(p))
 
 
+def _header_problem(header: dict[str, Any]) -> str | None:
+    """What is wrong with the header's ``sifA``, ``languages`` or ``name``, or None."""
+    sif = header.get("sifA", 1e-3)
+    if isinstance(sif, bool) or not isinstance(sif, (int, float)) or not 0 < sif <= 1:
+        return f"`sifA` is {sif!r}, not a number in (0, 1]"
+    if not math.isfinite(float(sif)):
+        return "`sifA` is not a finite number"
+    langs = header.get("languages", ["en"])
+    if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
+        return f"`languages` is {langs!r}, not a list of language codes"
+    if not isinstance(header.get("name", ""), str):
+        return "`name` is not a string"
+    return None
+
+
 def parse_table(data: bytes, label: str) -> TokenTable:
     """:func:`read_table` from the file's bytes."""
     fix = "; distil it again with `toolup-rag distill`"
@@ -167,8 +182,9 @@ def parse_table(data: bytes, label: str) -> TokenTable:
     ids = wordpiece.vocab.values()
     if max(ids, default=-1) >= vocab or len(set(ids)) != len(wordpiece.vocab):
         raise bad(f"its tokenizer's ids are not distinct ids below vocabSize {vocab}")
-    if not math.isfinite(float(header.get("sifA", 1e-3))):
-        raise bad("`sifA` is not a finite number")
+    problem = _header_problem(header)
+    if problem:
+        raise bad(problem)
     return TokenTable(
         path=label,
         sha256=hashlib.sha256(data).hexdigest(),

@@ -157,11 +157,17 @@ class WordPiece:
         ):
             raise ConfigError(f"{label}: the WordPiece vocabulary is not a map of token → id")
         strip = norm.get("strip_accents")
+        max_chars = model.get("max_input_chars_per_word", 100)
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+            raise ConfigError(f"{label}: max_input_chars_per_word is {max_chars!r}, not a count")
+        for key in ("unk_token", "continuing_subword_prefix"):
+            if not isinstance(model.get(key, ""), str):
+                raise ConfigError(f"{label}: the WordPiece {key} is not a string")
         return cls(
             vocab,
             unk_token=str(model.get("unk_token", "[UNK]")),
             prefix=str(model.get("continuing_subword_prefix", "##")),
-            max_chars=int(model.get("max_input_chars_per_word", 100)),
+            max_chars=max_chars,
             lowercase=bool(norm.get("lowercase", True)),
             strip_accents=None if strip is None else bool(strip),
         )
