@@ -65,7 +65,7 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _special(vocab: dict[str, int], doc: dict[str, Any], name: str) -> int:
+def _special(vocab: dict[str, int], name: str) -> int:
     tid = vocab.get(name)
     if tid is None:
         raise ConfigError(f"tokenizer.json: the vocabulary has no {name} token to wrap tokens in")
@@ -103,7 +103,7 @@ def distill_bytes(
     size = max(vocab.values()) + 1
     if len(vocab) != size:
         raise ConfigError(f"{tok_path}: the vocabulary's ids are not 0..{size - 1} without gaps")
-    cls_id, sep_id = _special(vocab, doc, "[CLS]"), _special(vocab, doc, "[SEP]")
+    cls_id, sep_id = _special(vocab, "[CLS]"), _special(vocab, "[SEP]")
     try:
         import onnxruntime as ort
     except ImportError as exc:
@@ -113,7 +113,6 @@ def distill_bytes(
     session, inputs = open_session(
         ort, onnx, EmbeddingError, threads=threads, feeds="distill", kind="a sentence encoder"
     )
-    pooled = np.zeros((size, 0), dtype=np.float64)
     chunks: list[npt.NDArray[np.float64]] = []
     for start in range(0, size, BATCH):
         ids = np.arange(start, min(start + BATCH, size), dtype=np.int64)
@@ -192,8 +191,8 @@ def distill(
     sha256, the table's sha256 and size and the scidx version.
 
     Raises:
-        ConfigError, EmbeddingError: as :func:`distill_bytes`; OutputError-free: the file is
-            written only once the table is complete and checked.
+        ConfigError, EmbeddingError: as :func:`distill_bytes`; nothing is written then (the
+            file is written only once the table is complete and checked).
     """
     data = distill_bytes(
         model_dir, dimensions=dimensions, threads=threads, name=name, progress=progress
