@@ -132,6 +132,32 @@ def test_the_runtime_loads_and_searches(runtime_venv: Path, tmp_path: Path) -> N
     assert json.loads(proc.stdout) == {"hits": {"keyword": ["a"], "hybrid": ["a"]}, "heavy": []}
 
 
+def test_a_static_index_searches_with_the_runtime_alone(runtime_venv: Path, tmp_path: Path) -> None:
+    """The shipped token table is in the wheel: hybrid search needs no extra and no model."""
+    from scidx.embed.static import StaticEmbedder, load_table
+
+    index = tmp_path / "static.scidx"
+    pack_records(
+        [
+            {"id": "a", "title": "Logs", "text": "Ship nginx access logs to the collector."},
+            {"id": "b", "title": "Cache", "text": "The embedding cache lives in a folder."},
+        ],
+        index,
+        embedder=StaticEmbedder(load_table()),
+        use_cache=False,
+    )
+    script = (
+        "import json, sys, scidx\n"
+        "idx = scidx.load(sys.argv[1])\n"
+        "hits = [h.id for h in idx.search('nginx logs', k=2, mode='hybrid')]\n"
+        "heavy = {'onnxruntime', 'tokenizers', 'typer'} & set(sys.modules)\n"
+        "print(json.dumps({'hits': hits, 'heavy': sorted(heavy)}))\n"
+    )
+    proc = _run([str(runtime_venv / "bin" / "python"), "-c", script, str(index)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"hits": ["a"], "heavy": []}
+
+
 def test_the_cli_without_its_extra_names_the_pip_command(runtime_venv: Path) -> None:
     proc = _run([str(runtime_venv / "bin" / "toolup-rag"), "--help"], runtime_venv)
     assert proc.returncode == 1
@@ -186,6 +212,11 @@ def test_the_wheel_and_sdist_carry_the_licence(tmp_path: Path) -> None:
         "scidx/snowball/_generated/german_stemmer.py",
         "scidx/web/static/scidx-stem.js",
     } <= set(names)
+    # The static token table and its licence, attribution and provenance (issue 41).
+    data = "scidx/embed/data/"
+    for name in ("all-MiniLM-L6-v2-static-d128.scidxtok", "LICENSE", "NOTICE.md"):
+        assert data + name in names, name
+    assert data + "all-MiniLM-L6-v2-static-d128.scidxtok.provenance.json" in names
     sdist = next(tmp_path.glob("toolup_rag-*.tar.gz"))
     with tarfile.open(sdist) as tf:
         assert any(n.endswith("/LICENSE") for n in tf.getnames())

@@ -186,7 +186,9 @@ def test_plugin_listed_as_a_provider(plugin_python: Path) -> None:
     code = textwrap.dedent(
         """
         from scidx.embed.registry import provider_names, resolve_provider
-        assert provider_names() == ["hashing", "openai", "local", "tinyemb"], provider_names()
+        assert provider_names() == ["hashing", "openai", "local", "static", "tinyemb"], (
+            provider_names()
+        )
         assert resolve_provider("tinyemb").TinyEmbedder.provider_id == "tinyemb"
         """
     )

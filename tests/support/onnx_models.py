@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ["constant_model", "cross_encoder_model", "nan_model"]
+__all__ = ["constant_model", "cross_encoder_model", "nan_model", "token_table_model"]
 
 _FLOAT, _INT64 = 1, 7  # TensorProto.DataType
 _ATTR_INT = 2  # AttributeProto.AttributeType.INT
@@ -149,6 +149,40 @@ def cross_encoder_model(
         if name:
             graph += _field(11, _value_info(name, _INT64, ["batch", "sequence"]))
     graph += _field(12, _value_info("logits", _FLOAT, ["batch", labels]))
+    return (
+        _field(1, 8)
+        + _field(2, "scidx-tests")
+        + _field(7, graph)
+        + _field(8, _field(1, "") + _field(2, 17))
+    )
+
+
+def token_table_model(word: list[list[float]]) -> bytes:
+    """An encoder whose token states are rows of ``word``: ``last_hidden_state = word[ids]``.
+
+    Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` (the last two unused), as an
+    exported BERT; the distiller's mean over ``[CLS] token [SEP]`` is then exact arithmetic.
+    """
+    vocab, dims = len(word), len(word[0])
+    nodes = [
+        _node("Gather", ["word", "input_ids"], ["g"]),
+        _node("Cast", ["attention_mask"], ["m"], to=_FLOAT),
+        _node("Cast", ["token_type_ids"], ["t"], to=_FLOAT),
+        _node("Add", ["m", "t"], ["mt"]),
+        _node("Unsqueeze", ["mt", "axes2"], ["mt3"]),
+        _node("Mul", ["mt3", "zero"], ["z"]),
+        _node("Add", ["g", "z"], ["last_hidden_state"]),
+    ]
+    inits = [
+        _float_tensor("word", [vocab, dims], [v for row in word for v in row]),
+        _float_tensor("zero", [1], [0.0]),
+        _tensor("axes2", [2]),
+    ]
+    graph = b"".join(_field(1, n) for n in nodes) + _field(2, "scidx-token-table")
+    graph += b"".join(_field(5, t) for t in inits)
+    for name in ("input_ids", "attention_mask", "token_type_ids"):
+        graph += _field(11, _value_info(name, _INT64, ["batch", "sequence"]))
+    graph += _field(12, _value_info("last_hidden_state", _FLOAT, ["batch", "sequence", dims]))
     return (
         _field(1, 8)
         + _field(2, "scidx-tests")

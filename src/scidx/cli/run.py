@@ -10,6 +10,7 @@ import typer
 import typer.main
 
 # Importing a command module registers its commands on the app.
+import scidx.cli.distill
 import scidx.cli.llms
 import scidx.cli.pack
 import scidx.cli.pipeline

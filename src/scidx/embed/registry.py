@@ -8,8 +8,8 @@ A provider is a module (or any object) with two factories:
 * ``query_embedder_from_stamp(stamp, **options)`` → an Embedder able to embed queries for an
   index whose header carries ``stamp`` (its ``stamp()`` must equal the index's).
 
-Built-in providers (``hashing``, ``openai``, ``local``) are found by name without scanning
-installed packages; any other name is looked up once in the ``scidx.embedders`` entry-point
+Built-in providers (``hashing``, ``openai``, ``local``, ``static``) are found by name without
+scanning installed packages; any other name is looked up once in the ``scidx.embedders`` entry-point
 group, where a package registers ``name = "module"`` (see docs/providers.md).
 
 Providers are imported by name, on first use: the runtime never imports a provider (or its
@@ -39,6 +39,7 @@ BUILTIN_PROVIDERS = {
     "hashing": "scidx.embed.hashing",
     "openai": "scidx.embed.openai",
     "local": "scidx.embed.local",
+    "static": "scidx.embed.static",
 }
 
 _NAME = re.compile(r"[a-z][a-z0-9_\-]{0,63}")

@@ -373,8 +373,10 @@ def _pieces(chunks: Sequence[_Chunk]) -> list[bytes]:
 def _vector_shards(index: Index) -> tuple[list[bytes], dict[str, Any] | None]:
     """int8 shards of the index's vectors (row ranges), or none for a lexical-hash index."""
     stamp = index.stamp
-    if not stamp or stamp.get("provider") in (None, "hashing", "none"):
-        return [], None  # hashing vectors only reorder keyword hits: the bundle is keyword-only
+    if not stamp or stamp.get("provider") in (None, "hashing", "none", "static"):
+        # hashing vectors only reorder keyword hits; the static leg (issue 41) is not in the
+        # reader yet: both bundles are keyword-only.
+        return [], None
     # The full scan a verified load does (finite values, in-range int8 scales): an unverified
     # load checks them lazily, and the bundle reads every row (issue 39).
     index.vector_store.verify()

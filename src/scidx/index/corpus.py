@@ -83,6 +83,9 @@ class Corpus:
     #: ``meta.versions`` and ``source.version``: each source's docs version (FORMAT.md §2.3);
     #: None for an unversioned index.
     versions: VersionTable | None = None
+    #: ``static.counts``: the corpus's token counts a ``static`` index weighs query tokens
+    #: with (FORMAT.md §2.13); None in other indexes.
+    token_counts: npt.NDArray[np.uint32] | None = None
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

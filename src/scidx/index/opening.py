@@ -199,7 +199,24 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         source_page=source_page,
         windows=windows,
         versions=versions,
+        token_counts=_token_counts(buf, header, stamp),
     )
+
+
+def _token_counts(buf: Any, header: Header, stamp: Mapping[str, Any]) -> Any:
+    """``static.counts`` (``<u4``, 1-D) of a ``static`` index, checked in O(1); else None.
+
+    Its length and digest are checked against the table when a query is embedded
+    (:func:`scidx.embed.static.embedder_for_index`).
+    """
+    present = "static.counts" in header.arrays
+    if stamp.get("provider") != "static":
+        return None
+    if not present:
+        raise corrupt(
+            header.source, "the provider is `static` but the array `static.counts` is missing"
+        )
+    return array_view(buf, header, "static.counts", dtype="<u4", ndim=1)
 
 
 def _bm25_arrays(buf: Any, header: Header, chunk_source: Any) -> BM25Arrays:
@@ -370,8 +387,9 @@ def _fusion(header: Header) -> dict[str, Any]:
         raise corrupt(src, f"meta `fusion` is {type(raw).__name__}, not a map")
     fusion = {**DEFAULT_FUSION, **raw}
     alpha, docs, beta = fusion["alpha"], fusion["prfDocs"], fusion["prfBeta"]
-    if fusion["method"] != "weighted-sum":
-        raise corrupt(src, f"meta `fusion.method` is {fusion['method']!r}, not 'weighted-sum'")
+    method = fusion["method"]
+    if method not in ("weighted-sum", "rerank"):
+        raise corrupt(src, f"meta `fusion.method` is {method!r}, not 'weighted-sum' or 'rerank'")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
         raise corrupt(src, f"meta `fusion.alpha` is {alpha!r}, not a number in [0, 1]")
     if isinstance(docs, bool) or not isinstance(docs, int) or not 0 <= docs <= 1000:
@@ -385,13 +403,23 @@ def _fusion(header: Header) -> dict[str, Any]:
         raise corrupt(
             src, f"meta `fusion.vectorFloor` is {floor!r}, not nil or a number in [-1, 1]"
         )
-    return {
-        "method": "weighted-sum",
+    out = {
+        "method": method,
         "alpha": float(alpha),
         "prfDocs": docs,
         "prfBeta": float(beta),
         "vectorFloor": None if floor is None else float(floor),
     }
+    if method == "rerank":
+        out["candidates"] = _rerank_candidates(src, fusion.get("candidates"))
+    return out
+
+
+def _rerank_candidates(src: str, value: object) -> int:
+    """``meta.fusion.candidates`` of the ``rerank`` method: how many keyword hits it reorders."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+        raise corrupt(src, f"meta `fusion.candidates` is {value!r}, not an integer in [1, 100000]")
+    return value
 
 
 def open_regular(path: str) -> int:

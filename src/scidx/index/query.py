@@ -29,6 +29,9 @@ __all__ = ["QueryEncoder", "describe_stamp", "stamps_match"]
 #: only when a query is embedded: keyword search never loads the embedders).
 _HASHING = "hashing"
 
+#: The shipped static-vector provider (``scidx.embed.static``): numpy only, so built in here.
+_STATIC = "static"
+
 _HINT = 'pass query_vector=..., or search with mode="keyword"'
 
 
@@ -73,8 +76,10 @@ class QueryEncoder:
         *,
         query_embedder: Any | None = None,
         embedder_options: Mapping[str, Any] | None = None,
+        token_counts: Any | None = None,
     ) -> None:
         self.source = source
+        self.token_counts = token_counts
         self.stamp = stamp
         self.dimensions = dimensions
         self._options = dict(embedder_options or {})
@@ -105,6 +110,8 @@ class QueryEncoder:
             if self._embedder is None:
                 if self.stamp.get("provider") == _HASHING:
                     self._embedder = self._hashing()
+                elif self.stamp.get("provider") == _STATIC:
+                    self._embedder = self._static()
                 else:
                     self._embedder = self._checked(self._from_provider())
             return self._embedder
@@ -127,6 +134,17 @@ class QueryEncoder:
                 f"rebuild the index, or {_HINT}."
             )
         return HashingEmbedder(dims)
+
+    def _static(self) -> Any:
+        """A ``static`` index's embedder: the shipped table and the index's token counts."""
+        from scidx.embed.static import embedder_for_index
+
+        try:
+            return embedder_for_index(
+                self.stamp, self.token_counts, table=self._options.get("static_table")
+            )
+        except EmbeddingError as exc:
+            raise QueryEmbeddingError(f"{self.source}: {exc}; {_HINT}.") from None
 
     def _from_provider(self) -> Any:
         stamp = self.stamp

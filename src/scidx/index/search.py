@@ -125,6 +125,7 @@ class Searcher:
             int(corpus.vectors.shape[1]),
             query_embedder=query_embedder,
             embedder_options=embedder_options,
+            token_counts=corpus.token_counts,
         )
         self.filters = FilterMasks(corpus)
         self.postings = PostingLookup(corpus.bm25, corpus.n, corpus.source)
@@ -395,7 +396,11 @@ class Searcher:
                 qvec = self.encoder.embed_normalised(text)
             stage("retrieval")
             alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
-            fused = self._hybrid(terms, qvec, float(alpha), evidence=bool(text))
+            fused: npt.NDArray[np.float32] | tuple[_Rows, _Scores]
+            if self.corpus.fusion["method"] == "rerank":
+                fused = self._rerank_keyword(terms, qvec, float(alpha), params)
+            else:
+                fused = self._hybrid(terms, qvec, float(alpha), evidence=bool(text))
             stage("fusion")
             if isinstance(fused, tuple):
                 rows, scores = fused
@@ -568,6 +573,48 @@ class Searcher:
             fused += kw64
         fused[~keep] = 0.0
         return fused.astype(np.float32)
+
+    # --- static vectors (issue 41) ---------------------------------------------------------
+
+    def _rerank_keyword(
+        self,
+        terms: Sequence[str],
+        qvec: npt.NDArray[np.float32] | None,
+        alpha: float,
+        params: SearchParams,
+    ) -> tuple[_Rows, _Scores]:
+        """Fusion method ``rerank``: the vector leg reorders keyword's best candidates only.
+
+        The ``meta.fusion.candidates`` best keyword chunks (among those the source filters
+        let through) score ``(bm25 / max_bm25 + alpha * max(cos, 0)) / (1 + alpha)``; no chunk
+        without a query term is ever a hit, whatever its cosine. A query without vector
+        (no known token) ranks as keyword search.
+        """
+        if not terms:
+            return _empty_rows(), _empty()
+        rows, scores = self.keyword_scores(terms)
+        mask = self.filters.source_mask(params.filters)
+        if mask is not None:
+            keep = mask[rows]
+            rows, scores = rows[keep], scores[keep]
+        rows, scores = top_k(rows, scores, int(self.corpus.fusion["candidates"]))
+        kw_max = float(scores.max()) if rows.shape[0] else 0.0
+        if not kw_max > 0:
+            return _empty_rows(), _empty()
+        fused = scores.astype(np.float64) / kw_max
+        if qvec is not None:
+            cos = self._row_cosines(rows, qvec).astype(np.float64)
+            fused += alpha * np.maximum(cos, 0.0)
+        fused /= 1.0 + alpha
+        return rows, fused.astype(np.float32)
+
+    def _row_cosines(self, rows: _Rows, q: npt.NDArray[np.float32]) -> _Scores:
+        """The cosines of chunk ``rows`` alone against ``q`` (their best window where any)."""
+        store = self.corpus.store
+        assert store is not None  # always set when the corpus is built
+        if self.corpus.windows is not None and len(self.corpus.windows) > 0:
+            return self.vector_scores(q)[rows]
+        return np.asarray(store.score_rows(rows, q), dtype=np.float32)
 
 
 def _bad(scores: Sequence[float]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,30 @@ from scidx.pack.config import Config
 from scidx.pack.progress import Progress
 from scidx.pack.records import Record
 
-__all__ = ["embed_records", "make_embedder", "provider_embedder"]
+__all__ = [
+    "embed_records",
+    "fit_to_corpus",
+    "make_embedder",
+    "provider_arrays",
+    "provider_embedder",
+]
+
+
+def fit_to_corpus(embedder: Embedder, texts: Iterable[str]) -> None:
+    """Let a provider whose vectors depend on the corpus (``static``) read it first.
+
+    A provider with a ``fit_corpus(texts)`` method is given every text once, before its
+    stamp is taken; others are left alone.
+    """
+    fit = getattr(embedder, "fit_corpus", None)
+    if callable(fit):
+        fit(texts)
+
+
+def provider_arrays(embedder: Embedder) -> dict[str, np.ndarray]:
+    """The arrays a provider stores with the index (``index_arrays()``), or none."""
+    extra = getattr(embedder, "index_arrays", None)
+    return dict(extra()) if callable(extra) else {}
 
 
 def make_embedder(config: Config) -> Embedder:

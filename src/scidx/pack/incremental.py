@@ -133,7 +133,8 @@ def _seed_vectors(
         and isinstance(old_stamp, dict)
         and all(
             old_stamp.get(k) == new_stamp.get(k)
-            for k in ("provider", "model", "dimensions", "normalization")
+            # `table` and `weights`: a static index's vectors depend on its corpus's counts.
+            for k in ("provider", "model", "dimensions", "normalization", "table", "weights")
         )
     ):
         store = open_vectors(mm, header, n, embedder.dimensions)

@@ -37,11 +37,12 @@ from scidx.pack.arrays import (
     PACKER_VERSION,
     build_bm25,
     encode_records,
+    record_texts,
     release_freed_memory,
 )
 from scidx.pack.chunk import CHUNKER_VERSION
 from scidx.pack.config import Config, load_config, show_value
-from scidx.pack.embedding import embed_records, make_embedder
+from scidx.pack.embedding import embed_records, fit_to_corpus, make_embedder, provider_arrays
 from scidx.pack.fileio import (
     HashingWriter,
     atomic_write,
@@ -69,7 +70,7 @@ from scidx.pack.pages import retitle, source_pages
 from scidx.pack.progress import Progress, noop_progress
 from scidx.pack.records import Record, validate_records
 from scidx.pack.site import describe_urls
-from scidx.pack.sources import ScannedInput, scan_inputs
+from scidx.pack.sources import ScannedInput, read_input, scan_inputs
 from scidx.pack.versions import Versions, describe_versions
 from scidx.pack.windows import WindowVectors, embed_windows
 from scidx.pack.workers import Pool, chunk_all
@@ -294,6 +295,8 @@ def pack_records(
     _check_record_options(url_template, vectors, output, source_root)
     valid = validate_records(records)
     emb = embedder or HashingEmbedder(dimensions=dimensions)
+    if getattr(emb, "counts", True) is None:  # a corpus-weighted provider not yet fitted
+        fit_to_corpus(emb, record_texts(valid))
     pool = Pool.start(workers, sum(len(r.text) for r in valid))
     try:
         bm25_pending = pool.start_bm25(valid, snippet_offsets=snippet_offsets)
@@ -362,6 +365,7 @@ def _embed_with_windows(
         valid, emb, cache_dir=cache_dir, use_cache=use_cache, progress=report, encoding=encoding
     )
     vector_arrays.update(found.arrays)
+    vector_arrays.update(provider_arrays(emb))
     return vector_arrays, hits, misses, duplicates, found
 
 
@@ -525,6 +529,7 @@ def _embed_and_index(
         seed=seed,
     )
     vector_arrays.update(found.arrays)
+    vector_arrays.update(provider_arrays(run.embedder))
     result.add_windows(found)
     result.embed_seconds = time.perf_counter() - embed_started
     result.truncated = _truncated(run.embedder)
@@ -590,6 +595,8 @@ def _gather(config: Config | str | Path, report: Progress, *, replace: bool | No
     files = scan_inputs(inputs, report)
     file_hashes = {f.item.source: f.digest for f in files}
     embedder = make_embedder(cfg)
+    # A corpus-weighted provider (static) counts the inputs' tokens before its stamp exists.
+    fit_to_corpus(embedder, (read_input(f.item).decode("utf-8", "replace") for f in files))
     stamp = embedder.stamp()
     return _Run(cfg, files, file_hashes, embedder, stamp, inputs_digest(cfg, stamp, file_hashes))
 
