@@ -332,7 +332,8 @@ def test_equal_scores_are_ordered_by_chunk_id(
     # one-word H2: every chunk has the same length. (Without an H1 a page is titled by its
     # first heading, which later sections would carry as an extra word.)
     (tmp_path / "docs" / "berry.md").write_text(f"# Berry\n\n## Zeta\n\n{body}\n## Alpha\n\n{body}")
-    (tmp_path / "docs" / "apple.md").write_text(f"# Apple\n\n## Mid\n\n{body}")
+    # Both pages hold the body twice, so their page evidence (FORMAT.md §2.4) ties as well.
+    (tmp_path / "docs" / "apple.md").write_text(f"# Apple\n\n## Nu\n\n{body}\n## Mid\n\n{body}")
     cfg = tmp_path / "staticcorpus.json"
     cfg.write_text(json.dumps({"include": ["docs/*.md"], "output": "t.scidx"}))
     assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0
@@ -345,6 +346,7 @@ def test_equal_scores_are_ordered_by_chunk_id(
     assert code == 0 and len({h["score"] for h in hits}) == 1
     assert [h["id"] for h in hits] == [
         "docs/apple.md:mid:0",
+        "docs/apple.md:nu:0",
         "docs/berry.md:alpha:0",
         "docs/berry.md:zeta:0",
     ]
