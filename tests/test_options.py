@@ -41,6 +41,8 @@ def test_the_typed_options_are_the_dataclass_fields() -> None:
         "group",
         "rerank",
         "rerank_top",
+        "fuzzy",
+        "prefix",
     }
     assert SearchOptions.__optional_keys__ == names
     assert not SearchOptions.__required_keys__

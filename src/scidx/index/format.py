@@ -86,7 +86,7 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (9, 0)
+FORMAT_VERSION: tuple[int, int] = (10, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
 (1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``; 4.0:
 term-frequency codes and idf tables instead of float32 impacts, the ``<f8`` dtype; 4.1:
@@ -95,7 +95,8 @@ stored, indexed heading and anchor columns, ``chunk.span`` ``<u4``; 6.0: bit-pac
 runs in ``bm25.runs`` instead of ``bm25.post_doc``/``bm25.post_tf``, ``<u2`` per-chunk
 columns where they fit; 7.0: heading paths as a tree of their prefixes, ``<u4`` string-table
 offsets; 8.0: string tables up to 4 MiB deflated in ``<name>.zdata``; 9.0: records hold the
-clean text first, ``snippet.where`` and ``snippet.needle`` instead of per-word offsets)."""
+clean text first, ``snippet.where`` and ``snippet.needle`` instead of per-word offsets; 10.0:
+the term dictionary ``dict.terms``)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""

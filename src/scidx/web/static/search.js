@@ -72,6 +72,8 @@
 
   function run() {
     var q = input.value.trim();
+    // What was typed, trailing space included: a query ending inside a word completes it.
+    var typed = input.value.replace(/^\s+/, "");
     var restDelay = typing ? REST_MS : 0; // only a search that a fast key started waits
     typing = false;
     if (controller) controller.abort();
@@ -87,9 +89,10 @@
       // on every key, which a search in the page itself would wait for.
       controller = new AbortController();
       var first = function (hits) { if (mine === sequence) render(hits, q, true); };
-      searchBundle(q, controller.signal, first, restDelay).then(function (hits) {
+      searchBundle(typed, controller.signal, first, restDelay).then(function (hits) {
         if (mine !== sequence) return;
-        render(hits, q);
+        if (keepWhileTyping(hits, typed)) return;
+        render(hits, q, false, hits.corrections);
         rememberQuery(q);
       }).catch(function (error) {
         if (mine !== sequence || (error && error.name === "AbortError")) return;
@@ -101,8 +104,9 @@
     rememberQuery(q);
     controller = new AbortController();
     var url = new URL("search", document.baseURI);
-    url.searchParams.set("q", q);
+    url.searchParams.set("q", typed);
     url.searchParams.set("k", String(K));
+    url.searchParams.set("prefix", "1"); // typed key by key: the last word may be unfinished
     if (picker.value) url.searchParams.set("index", picker.value);
     setStatus("Searching…", false);
     fetch(url.toString(), { signal: controller.signal, headers: { Accept: "application/json" } })
@@ -117,7 +121,9 @@
           setStatus("Search failed: " + message, true);
           return;
         }
-        render(answer.body.hits || [], q);
+        var found = answer.body.hits || [];
+        if (keepWhileTyping(found, typed)) return;
+        render(found, q, false, answer.body.corrections);
       })
       .catch(function (error) {
         if (error && error.name === "AbortError") return;
@@ -140,7 +146,8 @@
 
   function searchBundle(q, signal, onFirst, restDelay) {
     return openBundle().then(function (b) {
-      return b.search(q, { k: K, signal: signal, onFirst: onFirst, restDelay: restDelay });
+      // Typed key by key: the last word may be unfinished (prefix), and typos are corrected.
+      return b.search(q, { k: K, signal: signal, onFirst: onFirst, restDelay: restDelay, prefix: true });
     });
   }
 
@@ -216,8 +223,33 @@
     return element;
   }
 
+  // --- search as you type (issue 38) ---
+  // A word being typed that matches nothing yet keeps the results of the query before it, so
+  // the list does not flash "No results" on every key of a long word; a finished word (a
+  // space or punctuation after it) shows what it finds, nothing included.
+  var shownAny = false;
+  function keepWhileTyping(hits, typed) {
+    if (hits.length || !shownAny || !/[\p{L}\p{N}_]$/u.test(typed)) return false;
+    setStatus("Keep typing…", false);
+    return true;
+  }
+
+  // The query as searched: each corrected word replaced by the word searched instead.
+  function correctedQuery(q, corrections) {
+    var out = q;
+    (corrections || []).forEach(function (c) {
+      if (!c || c.kind !== "typo" || typeof c.word !== "string" || typeof c.shown !== "string") return;
+      var escaped = c.word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      out = out.replace(new RegExp("(^|[^\\p{L}\\p{N}_])" + escaped + "(?![\\p{L}\\p{N}_])", "giu"),
+        function (all, before) { return before + c.shown; });
+    });
+    return out;
+  }
+  // --- end search as you type ---
+
   // partial: the best hits, shown while the rest of their page fragments arrive.
-  function render(hits, q, partial) {
+  function render(hits, q, partial, corrections) {
+    shownAny = hits.length > 0;
     clearResults();
     var stems = prefixes(q);
     var pages = [];
@@ -277,8 +309,11 @@
       return;
     }
     var n = hits.length;
+    var searched = correctedQuery(q, corrections);
     setStatus(n + (n === 1 ? " result" : " results") + " on " + pages.length +
-              (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.", false);
+              (pages.length === 1 ? " page" : " pages") +
+              (searched !== q ? " — showing results for “" + searched + "”" : " for “" + q + "”") +
+              ".", false);
     if (window.performance && performance.mark) performance.mark("scidx:results");
   }
 
