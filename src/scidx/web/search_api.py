@@ -63,7 +63,7 @@ def _run_one(
 
 def _flags(params: dict[str, str]) -> dict[str, bool]:
     """``fuzzy=`` and ``prefix=`` as given, else a 400 naming the parameter."""
-    out = {}
+    out: dict[str, bool] = {}
     for name in ("fuzzy", "prefix"):
         if name in params:
             flag = _FLAGS.get(params[name].strip().lower())
