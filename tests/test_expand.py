@@ -274,3 +274,24 @@ def test_unknown_dictionary_version_is_ignored() -> None:
     assert idx._live().corpus.dictionary is None
     assert idx.search("telport", mode="keyword") == []
     assert idx.search("teleport", mode="keyword")
+
+
+def _osa(a: str, b: str) -> int:
+    """The textbook optimal string alignment table, as the oracle."""
+    d = [[i + j if not i * j else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def test_edit_distance_equals_the_table_at_every_limit() -> None:
+    rnd = random.Random(3)
+    for _ in range(20_000):
+        a = "".join(rnd.choices("abc", k=rnd.randrange(0, 7)))
+        b = "".join(rnd.choices("abc", k=rnd.randrange(0, 7)))
+        for limit in (1, 2, 3):
+            assert edit_distance(a, b, limit) == min(_osa(a, b), limit + 1), (a, b, limit)

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import bisect
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +60,7 @@ __all__ = [
     "MAX_KEY_RANGE",
     "MAX_WORD_CHARS",
     "TermDictionary",
+    "char_mask",
     "edit_distance",
     "key_lengths",
 ]
@@ -74,13 +76,18 @@ MAX_WORD_CHARS = 32
 """Words longer than this are never corrected or completed (no term of an index is this long
 in honest docs; a 10,000-letter word costs nothing)."""
 
+MAX_MEMO = 1 << 16
+"""The most terms (and query words) whose look-ups :class:`TermDictionary` remembers."""
+
 MAX_COMPLETIONS = 64
 """The most completions of one prefix a look-up returns (the most frequent)."""
 
 MAX_DICTIONARY_BYTES = 1 << 30
 """The largest inflated ``dict.terms`` a reader accepts (a hostile length is refused on open)."""
 
-_TOP = "\U0010ffff"  # above every code point: [p, p + _TOP) holds every string starting with p
+_TOP = "\U0010ffff"
+_UNSEEN: Any = object()
+_T = TypeVar("_T")  # above every code point: [p, p + _TOP) holds every string starting with p
 
 _REBUILD = "The file is truncated or corrupt; rebuild it with `toolup-rag pack-docs`."
 
@@ -89,6 +96,14 @@ def key_lengths(length: int) -> tuple[int, int]:
     """The prefix and suffix key lengths ``(a, b)`` of a word of ``length`` letters."""
     a = length // 2  # ceil((L - 1) / 2)
     return a, length - 1 - a
+
+
+def char_mask(word: str) -> int:
+    """The set of ``word``'s characters as 64 bits: bit ``ord(c) % 64`` for each."""
+    mask = 0
+    for c in word:
+        mask |= 1 << (ord(c) & 63)
+    return mask
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
@@ -116,6 +131,19 @@ def edit_distance(a: str, b: str, limit: int) -> int:
     if not la or not lb:
         d = la + lb
         return d if d <= limit else limit + 1
+    if limit == 1:
+        # What one edit leaves between the common prefix and suffix: one changed character,
+        # or two swapped ones.
+        return 1 if la == lb == 1 or (la == lb == 2 and a == b[::-1]) else 2
+    if limit == 2:
+        # The first characters differ, so an alignment edits there first: substitute,
+        # delete, insert or swap, then at most one more edit (OSA's recurrence from the front).
+        rest = [(a[1:], b[1:]), (a[1:], b), (a, b[1:])]
+        if la > 1 and lb > 1 and a[0] == b[1] and a[1] == b[0]:
+            rest.append((a[2:], b[2:]))
+        if edit_distance(a, b, 1) <= 1:
+            return 1
+        return 2 if any(edit_distance(x, y, 1) <= 1 for x, y in rest) else 3
     big = limit + 1
     prev2: list[int] = []
     prev = list(range(lb + 1))
@@ -144,7 +172,9 @@ class _Tables:
     words: list[str]
     freq: npt.NDArray[np.uint8]
     rev_keys: list[str]  # the reversed words, sorted
-    rev: list[int]  # rev_keys[i] is words[rev[i]] reversed
+    rev: npt.NDArray[np.int64]  # rev_keys[i] is words[rev[i]] reversed
+    lengths: npt.NDArray[np.int64]  # each word's length in code points
+    masks: npt.NDArray[np.uint64]  # each word's set of characters, a bit per code point % 64
 
 
 class TermDictionary:
@@ -172,6 +202,8 @@ class TermDictionary:
         self._bm25 = bm25
         self.source = source
         self._tables: _Tables | None = None
+        self._df_memo: dict[str, int] = {}
+        self._memo: dict[tuple[str, str], Any] = {}
 
     def __len__(self) -> int:
         return self._count
@@ -204,7 +236,11 @@ class TermDictionary:
             raise self._corrupt("array `dict.words` is not strictly ascending")
         freq = np.frombuffer(raw, dtype=np.uint8, count=w).copy()
         rev = sorted(range(w), key=lambda i: words[i][::-1])
-        return _Tables(words, freq, [words[i][::-1] for i in rev], rev)
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=w)
+        masks = np.fromiter(map(char_mask, words), dtype=np.uint64, count=w)
+        return _Tables(
+            words, freq, [words[i][::-1] for i in rev], np.array(rev, np.int64), lengths, masks
+        )
 
     def _corrupt(self, what: str) -> CorruptIndexError:
         return CorruptIndexError(f"{self.source}: {what}. {_REBUILD}")
@@ -233,9 +269,38 @@ class TermDictionary:
     def term_df(self, term: str) -> int:
         """The document frequency of BM25 term ``term`` (0 when the index does not have it).
 
+        Remembered (at most :data:`MAX_MEMO` terms, then the memo starts over): a search box
+        and a typo check see the same terms again and again.
+
         Raises:
             CorruptIndexError: The term's ``bm25.term_df`` row is out of bounds.
         """
+        memo = self._df_memo
+        found = memo.get(term)
+        if found is None:
+            found = self._term_df(term)
+            if len(memo) >= MAX_MEMO:
+                memo.clear()
+            memo[term] = found
+        return found
+
+    def remember(self, key: tuple[str, str], make: Callable[[], _T]) -> _T:
+        """``make()``, remembered under ``key`` (at most :data:`MAX_MEMO` entries, then anew).
+
+        For what a query word expands to (:mod:`scidx.index.expand`): a search box sends the
+        same words key after key, and the answer depends on the word and the index alone.
+        """
+        memo = self._memo
+        found = memo.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = make()
+            if len(memo) >= MAX_MEMO:
+                memo.clear()
+            memo[key] = found
+        out: _T = found
+        return out
+
+    def _term_df(self, term: str) -> int:
         arrays = self._bm25
         th = arrays.term_hash
         h = np.uint64(term_hash(term))
@@ -279,27 +344,33 @@ class TermDictionary:
             return []
         t = self._open()
         a, b = key_lengths(len(word))
-        seen: set[int] = set()
+        parts = []
         if a:
             lo, hi = self.prefix_range(word[:a])
             if hi - lo <= MAX_KEY_RANGE:
-                seen.update(range(lo, hi))
+                parts.append(np.arange(lo, hi, dtype=np.int64))
         if b:
             key = word[::-1][:b]
             lo = bisect.bisect_left(t.rev_keys, key)
             hi = bisect.bisect_left(t.rev_keys, key + _TOP)
             if hi - lo <= MAX_KEY_RANGE:
-                seen.update(t.rev[lo:hi])
+                parts.append(t.rev[lo:hi])
+        if not parts:
+            return []
+        seen = np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+        # Necessary conditions, for the whole range at once: the length differs by at most one
+        # per edit, and each edit adds or removes at most two characters from the word's set.
+        keep = np.abs(t.lengths[seen] - len(word)) <= limit
+        differ = np.bitwise_count(t.masks[seen] ^ np.uint64(char_mask(word)))
+        keep &= differ <= 2 * limit
         out = []
-        n = len(word)
-        for i in sorted(seen):
+        for i in seen[keep].tolist():
             other = t.words[i]
-            if abs(len(other) - n) > limit or other == word:
-                continue
-            d = edit_distance(word, other, limit)
-            if d <= limit:
-                out.append((other, d))
-        return out
+            if other != word:
+                d = edit_distance(word, other, limit)
+                if d <= limit:
+                    out.append((other, d))
+        return sorted(out)
 
 
 def open_dictionary(

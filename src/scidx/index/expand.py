@@ -261,31 +261,47 @@ def _group(
 
 
 def _typo(dictionary: TermDictionary, run: str, term: str) -> list[tuple[str, str]]:
-    """The corrections of a typed word: ``(term, word)``, best first; empty if it needs none."""
+    """:func:`_find_typo`, remembered per word (the dictionary's bounded memo)."""
+    return dictionary.remember(("typo", run), lambda: _find_typo(dictionary, run, term))
+
+
+def _find_typo(dictionary: TermDictionary, run: str, term: str) -> list[tuple[str, str]]:
+    """The corrections of a typed word: ``(term, word)``, best first; empty if it needs none.
+
+    The closest accepted neighbours: those one edit away, else (from
+    :data:`FUZZY_TWO_CHARS` letters) two; one edit is looked up first, since two is only
+    read when one finds nothing (the same answer as reading both at once, for less work).
+    """
     df = dictionary.term_df(term)
     if df > FUZZY_RARE_DF:
         return []
-    limit = 2 if len(run) >= FUZZY_TWO_CHARS else 1
     need = max(FUZZY_MIN_DF, FUZZY_RATIO * df)
-    found = []
-    for word, d in dictionary.neighbours(run, limit):
-        made = run_terms(word)
-        if len(made) != 1 or made[0] == term:
-            continue
-        f = dictionary.term_df(made[0])
-        if f >= need:
-            found.append((d, -f, word, made[0]))
-    if not found:
-        return []
-    best = min(x[0] for x in found)
-    out: list[tuple[str, str]] = []
-    for _, _, word, other in sorted(x for x in found if x[0] == best):
-        if all(other != t for t, _ in out):
-            out.append((other, word))
-    return out[:FUZZY_TERMS]
+    for limit in (1, 2) if len(run) >= FUZZY_TWO_CHARS else (1,):
+        found = []
+        for word, d in dictionary.neighbours(run, limit):
+            made = run_terms(word)
+            if d != limit or len(made) != 1 or made[0] == term:
+                continue
+            f = dictionary.term_df(made[0])
+            if f >= need:
+                found.append((-f, word, made[0]))
+        if found:
+            out: list[tuple[str, str]] = []
+            for _, word, other in sorted(found):
+                if all(other != t for t, _ in out):
+                    out.append((other, word))
+            return out[:FUZZY_TERMS]
+    return []
 
 
 def _completions(dictionary: TermDictionary, run: str, term: str | None) -> list[tuple[str, str]]:
+    """:func:`_find_completions`, remembered per word (the dictionary's bounded memo)."""
+    return dictionary.remember(("prefix", run), lambda: _find_completions(dictionary, run, term))
+
+
+def _find_completions(
+    dictionary: TermDictionary, run: str, term: str | None
+) -> list[tuple[str, str]]:
     """The terms a half-typed last word may be: ``(term, word)``, most frequent word first."""
     out: list[tuple[str, str]] = []
     for word in dictionary.completions(run):

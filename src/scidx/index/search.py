@@ -131,6 +131,7 @@ class Searcher:
         self.renderer = HitRenderer(corpus, self.postings)
         self._ids: dict[int, str] = {}
         self._sections: dict[int, tuple[int, str]] = {}
+        self._expansions: dict[tuple[str, bool, bool], list[str]] = {}
 
     def search(
         self,
@@ -417,11 +418,21 @@ class Searcher:
     def terms(self, query: str | None, params: SearchParams) -> list[str]:
         """The query's terms, with corrections and completions as ``params`` asks.
 
-        A :class:`~scidx.index.expand.QueryTerms` (see :mod:`scidx.index.expand`).
+        A :class:`~scidx.index.expand.QueryTerms` (see :mod:`scidx.index.expand`), read-only
+        and remembered per query (at most :data:`ID_MEMO` of them): a search box sends the
+        same queries again, and their expansion depends on the text and the index alone.
         """
-        return expand_query(
-            query or "", self.corpus.dictionary, fuzzy=params.fuzzy, prefix=params.prefix
-        )
+        key = (query or "", bool(params.fuzzy), bool(params.prefix))
+        memo = self._expansions
+        found = memo.get(key)
+        if found is None:
+            found = expand_query(
+                key[0], self.corpus.dictionary, fuzzy=params.fuzzy, prefix=params.prefix
+            )
+            if len(memo) >= ID_MEMO:
+                memo.clear()
+            memo[key] = found
+        return found
 
     def keyword_scores(self, terms: Sequence[str]) -> tuple[_Rows, _Scores]:
         """BM25 scores of the chunks containing any of ``terms`` (rows ascending).

@@ -80,6 +80,7 @@
     var mine = ++sequence;
     if (!q) {
       rememberQuery(q);
+      shownFor = null;
       clearResults();
       setStatus("", false);
       return;
@@ -227,9 +228,11 @@
   // A word being typed that matches nothing yet keeps the results of the query before it, so
   // the list does not flash "No results" on every key of a long word; a finished word (a
   // space or punctuation after it) shows what it finds, nothing included.
-  var shownAny = false;
+  var shownFor = null; // what was typed when the results on screen were found
   function keepWhileTyping(hits, typed) {
-    if (hits.length || !shownAny || !/[\p{L}\p{N}_]$/u.test(typed)) return false;
+    if (hits.length || shownFor === null || !/[\p{L}\p{N}_]$/u.test(typed)) return false;
+    // Only while the same query is being extended: a new query shows its own (no) results.
+    if (typed.length <= shownFor.length || typed.indexOf(shownFor) !== 0) return false;
     setStatus("Keep typing…", false);
     return true;
   }
@@ -249,7 +252,7 @@
 
   // partial: the best hits, shown while the rest of their page fragments arrive.
   function render(hits, q, partial, corrections) {
-    shownAny = hits.length > 0;
+    shownFor = hits.length ? input.value.replace(/^\s+/, "") : null;
     clearResults();
     var stems = prefixes(q);
     var pages = [];
