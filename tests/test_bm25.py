@@ -153,6 +153,7 @@ def test_arrays_follow_the_contract() -> None:
         "fieldWeights": {"heading": bm25.DEFAULT_HEADING_WEIGHT, "body": 1.0},
         "idf": "lucene",
         "queryTerms": "distinct",
+        "pageWeight": bm25.DEFAULT_PAGE_WEIGHT,
     }
 
 

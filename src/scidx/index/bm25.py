@@ -35,7 +35,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,8 @@ __all__ = [
     "ARRAY_NAMES",
     "DEFAULT_B",
     "DEFAULT_HEADING_WEIGHT",
+    "DEFAULT_PAGE_WEIGHT",
+    "MAX_PAGE_WEIGHT",
     "DEFAULT_K1",
     "MAX_TF",
     "BM25Arrays",
@@ -88,6 +90,19 @@ __all__ = [
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 DEFAULT_HEADING_WEIGHT = 2.0
+
+# Page evidence (``meta.bm25.pageWeight``): each posting's impact adds this share of its term's
+# BM25 impact on the whole page (the source file as one document: page tf, page length and an
+# idf over pages). A section whose page is about the query outranks a look-alike section on an
+# unrelated page. Measured on ../shared/docs-questions, keyword gold@3 of the 160 English
+# questions (benchmarks/bench_docs_questions.py): 0 -> 102, 0.1 -> 105, 0.2 -> 107 (5 gained,
+# 0 lost), 0.3 -> 107 (6 gained, 1 lost), 0.5 -> 107 (7 gained, 2 lost). Adding the page score
+# of every query term (not only the chunk's own) gained as much but needs query-time work that
+# the bundle reader and PostgreSQL would have to repeat; baking it into each posting's impact
+# keeps every consumer of the impacts (search, export-web, PostgreSQL) identical.
+DEFAULT_PAGE_WEIGHT = 0.2
+#: The largest ``meta.bm25.pageWeight`` a reader accepts.
+MAX_PAGE_WEIGHT = 10.0
 
 ARRAY_NAMES = (
     "bm25.term_hash",
@@ -309,6 +324,7 @@ def build_arrays_from_blocks(
         "fieldWeights": {"heading": float(heading_weight), "body": 1.0},
         "idf": "lucene",
         "queryTerms": "distinct",
+        "pageWeight": DEFAULT_PAGE_WEIGHT,
     }
     return arrays, meta
 
@@ -488,6 +504,35 @@ class BM25Arrays:
     k1: float = DEFAULT_K1
     b: float = DEFAULT_B
     avgdl: float = 1.0
+    #: ``meta.bm25.pageWeight`` (0: no page evidence, as in indexes packed before it).
+    page_weight: float = 0.0
+    #: Each chunk row's page (its ``chunk.source`` row); page evidence needs it.
+    page_of: npt.NDArray[np.unsignedinteger[Any]] | None = None
+    _pages: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def page_stats(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float] | None:
+        """Page rows, page lengths and mean page length, or None without page evidence.
+
+        Computed once per index (O(chunks)). None when the weight is 0, when the chunks'
+        pages are not known, or when every page is one chunk (page and section scores would
+        then only repeat each other).
+        """
+        if not self.page_weight > 0 or self.page_of is None:
+            return None
+        memo = self._pages
+        if "stats" not in memo:
+            page = np.asarray(self.page_of, dtype=np.int64)
+            count = int(page.max()) + 1 if page.shape[0] else 0
+            if count == 0 or count >= page.shape[0] or page.shape[0] != self.doc_len.shape[0]:
+                memo["stats"] = None
+            else:
+                lens = np.bincount(page, weights=self.doc_len.astype(np.float64), minlength=count)
+                used = lens[lens > 0]
+                avg = float(used.mean()) if used.shape[0] else 1.0
+                memo["stats"] = (page, lens, avg if avg > 0 else 1.0)
+        found: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float] | None
+        found = memo["stats"]
+        return found
 
     @classmethod
     def of(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> BM25Arrays:
@@ -702,7 +747,35 @@ def _impacts(
     if not (float(tf.min()) > 0.0 and float(tf.max()) <= MAX_TF):
         raise _corrupt(source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]")
     dl = arrays.doc_len[rows]
-    return bm25_impacts(idf, tf, dl, arrays.k1, arrays.b, arrays.avgdl).astype(np.float32)
+    impacts = bm25_impacts(idf, tf, dl, arrays.k1, arrays.b, arrays.avgdl)
+    return _with_page(arrays, rows, tf, impacts).astype(np.float32)
+
+
+def _with_page(
+    arrays: BM25Arrays,
+    rows: npt.NDArray[np.int64],
+    tf: npt.NDArray[np.float64],
+    impacts: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """One term's chunk impacts plus ``pageWeight`` times its impact on each chunk's page.
+
+    The page is the chunk's source file taken as one document: the term's frequency there is
+    the sum over the page's chunks, its length the sum of their lengths, and the idf counts
+    pages, with the same BM25 formula (:func:`bm25_impacts`) in float64, so every reader of
+    the impacts gets the same values bit for bit.
+    """
+    stats = arrays.page_stats()
+    if stats is None or not rows.shape[0]:
+        return impacts
+    page_of, page_len, avg = stats
+    pages = page_of[rows]
+    found, at = np.unique(pages, return_inverse=True)
+    page_tf = np.bincount(at.reshape(-1), weights=tf, minlength=found.shape[0]).astype(np.float64)
+    count = int(page_len.shape[0])
+    df = float(found.shape[0])
+    idf = math.log1p((count - df + 0.5) / (df + 0.5))
+    page = bm25_impacts(idf, page_tf, page_len[found], arrays.k1, arrays.b, avg)
+    return np.asarray(impacts + arrays.page_weight * page[at.reshape(-1)], dtype=np.float64)
 
 
 def bm25_impacts(
@@ -841,7 +914,12 @@ def posting_impacts(arrays: BM25Arrays, n: int, source: str = "<index>") -> npt.
                 source, f"array `bm25.tf_values` holds a frequency outside (0, {MAX_TF:g}]"
             )
         dl = arrays.doc_len[rows]
-        out[at : at + rows.shape[0]] = bm25_impacts(np.repeat(idf, df), tf, dl, k1, b, arrays.avgdl)
+        impacts = bm25_impacts(np.repeat(idf, df), tf, dl, k1, b, arrays.avgdl)
+        if arrays.page_stats() is not None:  # page evidence is per term: one run at a time
+            ends = np.cumsum(df)
+            for lo, hi in zip(ends - df, ends, strict=True):
+                impacts[lo:hi] = _with_page(arrays, rows[lo:hi], tf[lo:hi], impacts[lo:hi])
+        out[at : at + rows.shape[0]] = impacts
         at += rows.shape[0]
     return out
 

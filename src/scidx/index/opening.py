@@ -30,7 +30,7 @@ from typing import Any
 
 from scidx.errors import CorruptIndexError, IndexFormatError, UnsupportedFormatVersionError
 from scidx.fusion import DEFAULT_FUSION
-from scidx.index.bm25 import BM25Arrays
+from scidx.index.bm25 import MAX_PAGE_WEIGHT, BM25Arrays
 from scidx.index.columns import read_column
 from scidx.index.corpus import Corpus
 from scidx.index.format import REBUILD_HINT, Header, array_view, read_header, read_string_table
@@ -171,7 +171,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     vectors = store.decode_all() if store.encoding == "float32" else store
     windows = open_windows(buf, header, n, dims, store.encoding)
 
-    bm25 = _bm25_arrays(buf, header)
+    bm25 = _bm25_arrays(buf, header, chunk_source)
     offsets = _snippet_offsets(buf, header, n)
     dictionary = _dictionary_arrays(buf, header)
 
@@ -201,11 +201,12 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
     )
 
 
-def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
+def _bm25_arrays(buf: Any, header: Header, chunk_source: Any) -> BM25Arrays:
     """The BM25 arrays, their shapes checked against each other (``V`` terms, ``R`` run bytes).
 
-    With the ``meta.bm25`` parameters their impacts are computed with. Each term's run is
-    checked when it is first read (:func:`scidx.index.bm25.term_postings`).
+    With the ``meta.bm25`` parameters their impacts are computed with, and each chunk's page
+    (``chunk.source``) for page evidence. Each term's run is checked when it is first read
+    (:func:`scidx.index.bm25.term_postings`).
     """
     src = header.source
     term_hash = array_view(buf, header, "bm25.term_hash", dtype="<u8", ndim=1)
@@ -232,6 +233,7 @@ def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
         )
     doc_len = array_view(buf, header, "bm25.doc_len", dtype=("<u2", "<u4"), ndim=1)
     k1, b, avgdl = _bm25_params(header)
+    page_weight = _page_weight(header)
     return BM25Arrays(
         term_hash,
         term_df,
@@ -245,7 +247,27 @@ def _bm25_arrays(buf: Any, header: Header) -> BM25Arrays:
         k1=k1,
         b=b,
         avgdl=avgdl,
+        page_weight=page_weight,
+        page_of=chunk_source if page_weight > 0 else None,
     )
+
+
+def _page_weight(header: Header) -> float:
+    """``meta.bm25.pageWeight``: a number in [0, MAX_PAGE_WEIGHT]; 0 when the key is absent.
+
+    Indexes packed before page evidence have no key and rank as they always did.
+    """
+    meta = header.meta.get("bm25")
+    assert isinstance(meta, Mapping)  # _checked_meta required the map
+    value = meta.get("pageWeight", 0.0)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    number = float(value) if ok else math.nan
+    if not 0.0 <= number <= MAX_PAGE_WEIGHT:
+        raise corrupt(
+            header.source,
+            f"`meta.bm25.pageWeight` is {value!r}, not a number in [0, {MAX_PAGE_WEIGHT:g}]",
+        )
+    return number
 
 
 MAX_K1 = 1000.0

@@ -82,8 +82,9 @@ __all__ = [
 #: format 7, heading paths as a tree of their prefixes, ``<u4`` string-table offsets; 18:
 #: format 8, string tables up to 4 MiB stored deflated in ``<name>.zdata``; 19:
 #: format 9, records hold the clean text first, ``snippet.where`` and ``snippet.needle``
-#: instead of per-word snippet offsets; 20: format 10, the term dictionary ``dict.terms``).
-PACKER_VERSION = "scidx-pack-20"
+#: instead of per-word snippet offsets; 20: ``meta.bm25.pageWeight``, page evidence in every
+#: impact; 21: format 10, the word dictionary ``dict.words``).
+PACKER_VERSION = "scidx-pack-21"
 
 
 GENERATOR = f"scidx {__version__}"

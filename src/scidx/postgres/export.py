@@ -962,14 +962,18 @@ def _export_incremental(
     """Write an incremental export: changed chunk rows, their postings, the moved terms.
 
     When N or avgdl moved (any added, removed or resized chunk), every posting's impact
-    changed: the postings table is then rewritten whole from the file (one ``COPY FREEZE``
+    changed (with page evidence, any change can move the impacts of a page's other chunks):
+    the postings table is then rewritten whole from the file (one ``COPY FREEZE``
     into a fresh table and one index build, swapped in before the commit) instead of updating
     every row in place, which wrote a new version of each row and of its index entry (twice
     the time of the whole incremental export at 5k chunks). Otherwise only the changed chunks'
     postings are replaced and the impacts of the terms whose df moved recomputed in SQL.
     """
     stats = {"chunks": len(changes.rows.ids), "avgdl": _avgdl(changes.index)}
-    moved = old is None or old.get("stats") != stats
+    # With page evidence (meta.bm25.pageWeight) a chunk's impacts depend on its page's other
+    # chunks and on the page count, which the SQL refresh does not know: rewrite them all.
+    paged = changes.index._live().corpus.bm25.page_stats() is not None  # noqa: SLF001
+    moved = old is None or old.get("stats") != stats or paged
     _write_incremental(conn, names, changes, gone, postings=not moved)
     if moved:
         every = np.arange(len(changes.rows.ids), dtype=np.int64)
