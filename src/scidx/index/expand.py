@@ -80,9 +80,9 @@ FUZZY_WEIGHT = 0.8
 """What a correction's impact counts, against 1 for the word as typed."""
 PREFIX_MIN_CHARS = 2
 """A last word shorter than this is not completed."""
-PREFIX_TERMS = 3
+PREFIX_TERMS = 2
 """At most this many completions of the last word (the most frequent)."""
-PREFIX_WEIGHT = 0.9
+PREFIX_WEIGHT = 0.5
 """What a completion's impact counts, against 1 for the word as typed."""
 PREFIX_ALWAYS = True
 """Complete the last word even when its term is known (else only an unknown last word)."""

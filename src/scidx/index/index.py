@@ -219,9 +219,9 @@ class Index:
                 corrected words. Stop words and short words are never corrected. What was
                 corrected is ``Hit.corrections``. See :mod:`scidx.index.expand`.
             prefix: Search as you type (default ``False``): when ``query`` does not end in a
-                space or punctuation, its last word also matches the three most frequent
-                terms it starts (the word as typed first). For a search box sending each
-                keystroke; a finished question does not need it.
+                space or punctuation, its last word also matches the two most frequent
+                terms it starts, at half weight (the word as typed first). For a search
+                box sending each keystroke; a finished question does not need it.
 
         Returns:
             Hits ordered by score descending, then by chunk id (with ``mmr``, in MMR order).
