@@ -90,6 +90,7 @@ PRF_DOCS = int(DEFAULT_FUSION["prfDocs"])
 PRF_BETA = float(DEFAULT_FUSION["prfBeta"])
 #: The most decoded chunk ids :meth:`Searcher.chunk_ids` remembers.
 ID_MEMO = 1 << 16
+_MEMO_QUERY_CHARS = 256  # longer queries are expanded afresh (bounds the memo's memory)
 
 _Rows = npt.NDArray[np.int64]
 _Scores = npt.NDArray[np.float32]
@@ -429,9 +430,10 @@ class Searcher:
             found = expand_query(
                 key[0], self.corpus.dictionary, fuzzy=params.fuzzy, prefix=params.prefix
             )
-            if len(memo) >= ID_MEMO:
-                memo.clear()
-            memo[key] = found
+            if len(key[0]) <= _MEMO_QUERY_CHARS:  # a huge query is not kept
+                if len(memo) >= ID_MEMO:
+                    memo.clear()
+                memo[key] = found
         return found
 
     def keyword_scores(self, terms: Sequence[str]) -> tuple[_Rows, _Scores]:
