@@ -34,6 +34,14 @@ scidx chunks on H1-H3 headings, so a gold H4-H6 heading (or a heading inside a b
 matched by the chunk whose body holds that heading line: the chunk a reader is shown.
 Two sections of one file with the same heading text both count (the files hold few of them).
 
+``--variants original,typo,prefix,typing`` (default ``original``) adds, per mode, the rows of
+``robustness.jsonl``'s variants of the same questions (issue 38): ``typo`` (one misspelled
+word, searched with the defaults: typo tolerance on), ``prefix`` (the last word cut short,
+searched with ``prefix=True`` as the search page and the bundle send it) and ``typing`` (the
+originals with ``prefix=True``: what completing a finished last word costs); ``original-plain``,
+``typo-plain`` and ``prefix-plain`` ask the same with ``fuzzy=False`` and no completion (the
+search before issue 38, for before → after in one run).
+
 ``--json`` writes every question's ranks so that ``--compare`` can list, per row, the questions a
 change gained and lost. The embedding cache (``--cache-dir``, default ``/tmp/scidx-bench-cache``)
 is kept between runs: re-running with the ``local`` model embeds only changed chunks.
@@ -104,12 +112,30 @@ def norm_heading(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def read_questions(path: Path) -> list[Question]:
+#: ``--variants``: which questions a row asks (``robustness.jsonl``'s ``kind``, or the
+#: originals) and the search options it asks them with.
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "original": ("original", {}),
+    "typo": ("typo", {}),
+    "prefix": ("prefix", {"prefix": True}),
+    "typing": ("original", {"prefix": True}),
+    # The same questions with neither correction nor completion: the before of each.
+    "original-plain": ("original", {"fuzzy": False}),
+    "typo-plain": ("typo", {"fuzzy": False}),
+    "prefix-plain": ("prefix", {"fuzzy": False}),
+}
+
+
+def read_questions(
+    path: Path, corpus: str | None = None, kind: str | None = None
+) -> list[Question]:
     out: list[Question] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         obj = json.loads(line)
+        if corpus is not None and (obj.get("corpus") != corpus or obj.get("kind") != kind):
+            continue
 
         def golds(items: Sequence[dict[str, Any]]) -> tuple[Gold, ...]:
             return tuple(Gold(g["source"], norm_heading(g["heading"])) for g in items)
@@ -260,8 +286,21 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, Row]]:
     results: dict[str, dict[str, Row]] = {}
     out_dir = Path(args.out_dir) if args.out_dir else Path(tempfile.mkdtemp(prefix="dq-"))
     out_dir.mkdir(parents=True, exist_ok=True)
+    variants = [v for v in args.variants.split(",") if v]
+    unknown_variants = sorted(set(variants) - set(VARIANTS))
+    if unknown_variants:
+        raise SystemExit(f"unknown --variants {unknown_variants}; known: {sorted(VARIANTS)}")
     for name in names:
         questions = read_questions(qdir / f"{name}.jsonl")
+        asked: dict[str, tuple[list[Question], dict[str, Any]]] = {}
+        for variant in variants:
+            kind, options = VARIANTS[variant]
+            chosen_qs = (
+                questions
+                if kind == "original"
+                else read_questions(qdir / "robustness.jsonl", name, kind)
+            )
+            asked[variant] = (chosen_qs, options)
         rows: dict[str, Row] = {}
         for provider in providers:
             out = out_dir / f"{name}-{provider}.scidx"
@@ -278,11 +317,15 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, Row]]:
                 label = (
                     mode if provider == "hashing" and mode == "keyword" else f"{mode}/{provider}"
                 )
-                row = Row()
-                for q in questions:
-                    row.add(q.qid, *judge(index.search(q.text, k=10, mode=mode), q))
-                row.nonsense_hits = sum(len(index.search(s, k=10, mode=mode)) for s in NONSENSE)
-                rows[label] = row
+                for variant, (chosen_qs, options) in asked.items():
+                    row = Row()
+                    for q in chosen_qs:
+                        hits = index.search(q.text, k=10, mode=mode, **options)
+                        row.add(q.qid, *judge(hits, q))
+                    row.nonsense_hits = sum(
+                        len(index.search(s, k=10, mode=mode, **options)) for s in NONSENSE
+                    )
+                    rows[label if variant == "original" else f"{label} {variant}"] = row
             if provider == providers[0] and not args.skip_bm25s:
                 rows["bm25s"] = bm25s_row(index, questions, name)
             print(
@@ -382,6 +425,11 @@ def main() -> None:
     parser.add_argument("--out-dir", default="", help="where the indexes go (default: a temp dir)")
     parser.add_argument("--json", default="", help="write every question's ranks here")
     parser.add_argument("--compare", default="", help="a --json file of an earlier run")
+    parser.add_argument(
+        "--variants",
+        default="original",
+        help="comma list of original,typo,prefix,typing (robustness.jsonl's variants)",
+    )
     args = parser.parse_args()
     results = run(args)
     print_totals(results)

@@ -85,7 +85,7 @@ def test_index_stores_plain_only_when_it_differs(tmp_path: Path) -> None:
     assert plain.data is not None
     header = read_header(plain.data)
     assert header.arrays["text.len"].shape == (1, 1)  # the record is the text alone
-    assert header.meta["packer"] == "scidx-pack-20"
+    assert header.meta["packer"] == "scidx-pack-21"
     cfg = _example_config(tmp_path)
     pack_docs(cfg, use_cache=False)
     data = (tmp_path / "example.scidx").read_bytes()

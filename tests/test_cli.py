@@ -440,3 +440,23 @@ def test_readme_quickstart_finds_its_answer_and_nothing_for_nonsense(
     for mode in ("keyword", "vector", "hybrid"):
         code, out, err = run(["search", index, nonsense.group(1), "--mode", mode], capsys)
         assert (code, out, err.strip()) == (0, "", "no results"), mode  # the note: stderr
+
+
+def test_search_says_what_it_corrected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(
+        "# Teleport\n\n## Jump\n\nTeleport the pod.\n\n## Land\n\nTeleport back, then land.\n"
+    )
+    cfg = tmp_path / "staticcorpus.json"
+    cfg.write_text(json.dumps({"include": ["docs/**/*.md"], "output": "x.scidx"}))
+    assert run(["pack-docs", "--config", str(cfg), "-q"], capsys)[0] == 0
+    index = str(tmp_path / "x.scidx")
+    code, out, err = run(["search", index, "Telport", "--mode", "keyword", "--json"], capsys)
+    assert code == 0, err
+    assert "showing results for 'teleport'" in err
+    hits = json.loads(out)  # stdout stays the JSON array of hits
+    assert hits and hits[0]["corrections"][0]["shown"] == "teleport"
+    code, out, err = run(["search", index, "Telport", "--mode", "keyword", "--no-fuzzy"], capsys)
+    assert code == 0 and "no results" in err and "showing" not in err
+    code, out, err = run(["search", index, "telep", "--mode", "keyword", "--prefix"], capsys)
+    assert code == 0 and "Teleport" in out and "showing" not in err

@@ -593,7 +593,7 @@ def test_older_major_message() -> None:
     # format 4 (stored Markdown chunk ids), format 5 (<u2 posting rows and <u1 codes) and
     # format 6 (heading paths stored whole) and format 7 (string tables stored raw) and format 8
     # (4-byte snippet occurrences, the Markdown first in each text record) and format 9 (no
-    # docs versions: every version of a page searched) are refused the same way.
+    # docs versions, no word dictionary) are refused the same way.
     for major in (2, 3, 4, 5, 6, 7, 8, 9):
         assert message(UnsupportedFormatVersionError, rebuild(TINY, major=major, minor=0)) == (
             f"<buffer> was written with format {major}.0; this scidx reads format 10.x. "

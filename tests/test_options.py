@@ -42,6 +42,8 @@ def test_the_typed_options_are_the_dataclass_fields() -> None:
         "rerank",
         "rerank_top",
         "version",
+        "fuzzy",
+        "prefix",
     }
     assert SearchOptions.__optional_keys__ == names
     assert not SearchOptions.__required_keys__

@@ -93,6 +93,18 @@ def test_search_defaults_and_filters(client: httpx.Client) -> None:
     assert client.get("/search", params={"q": "   "}).json()["hits"] == []
 
 
+def test_search_corrects_typos_and_completes_with_prefix(client: httpx.Client) -> None:
+    fixed = client.get("/search", params={"q": "configuer", "mode": "keyword"}).json()
+    assert fixed["hits"] and fixed["corrections"][0]["kind"] == "typo"
+    plain = client.get("/search", params={"q": "configuer", "fuzzy": "0"}).json()
+    assert plain["hits"] == [] and "corrections" not in plain
+    typed = client.get("/search", params={"q": "configu", "prefix": "1"}).json()
+    assert typed["hits"] and typed["corrections"][0]["kind"] == "prefix"
+    assert client.get("/search", params={"q": "configu"}).json()["hits"] == []
+    bad = client.get("/search", params={"q": "x", "prefix": "maybe"})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "prefix"
+
+
 def test_search_group_collapses_pages(client: httpx.Client) -> None:
     raw = client.get(
         "/search", params={"q": "logs", "mode": "keyword", "k": 5, "group": "none"}

@@ -189,3 +189,37 @@ def test_no_results_errors_and_markup_in_queries(
     box.press("Escape")
     assert box.input_value() == "" and page.locator("section.page").count() == 0
     assert seen["dialogs"] == []
+
+
+def test_search_as_you_type_keeps_results_and_shows_corrections(
+    site: str, browser_page: tuple[Any, dict[str, list[str]]]
+) -> None:
+    """Typed key by key, slower than the debounce: every prefix searches (prefix=1), a word
+    being completed keeps the results on screen, and a typo says what was searched instead."""
+    page, seen = browser_page
+    errors_before = len(seen["errors"])  # the module's page: earlier tests' errors are theirs
+    page.goto(site + "/find/")
+    box = page.locator("#q")
+    statuses: list[str] = []
+    for key in "configura":
+        box.press_sequentially(key)
+        page.wait_for_timeout(250)  # past the 150 ms debounce: this prefix is searched
+        statuses.append(page.locator("#status").inner_text())
+    page.wait_for_selector("section.page")
+    wait_for_status(page, "results on")
+    assert any("prefix=1" in url for url in seen["requests"] if "/find/search?" in url)
+    # From the first prefix that found something, the list never went back to "No results".
+    first = next(i for i, s in enumerate(statuses) if "results on" in s)
+    assert not any("No results" in s for s in statuses[first:]), statuses
+    headings = [h.lower() for h in page.locator("a.hit").all_inner_texts()]
+    assert any("config" in h for h in headings), headings
+
+    box.fill("")
+    box.press_sequentially("confgiuration ", delay=20)  # a typo, then a space: a whole word
+    wait_for_status(page, "showing results for “configuration”")
+    assert page.locator("section.page").count() > 0
+
+    box.fill("")
+    box.press_sequentially("xyzzyplugh ", delay=20)  # nonsense stays empty
+    wait_for_status(page, "No results")
+    assert not seen["errors"][errors_before:], seen["errors"]

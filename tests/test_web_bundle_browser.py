@@ -628,3 +628,43 @@ def test_typing_fetches_only_the_best_hits_fragments_of_a_stale_prefix(
     assert got == ["AbortError", 1, True]  # the abort ends the wait
     assert len([u for u in fetched if "/pages/" in u]) == 1  # the best hit's fragment alone
     assert page.errors == []
+
+
+def test_bundle_page_completes_and_corrects_as_you_type(
+    browser: Any, sites: dict[str, tuple[Path, str]]
+) -> None:
+    """Key by key on the bundle's page: a half-typed word finds what its completions find
+    (Index.search with prefix=True), a typo shows its correction, and each key fetches
+    dictionary shards, never the whole word list."""
+    index, url = sites["docs"]
+    page = _open(browser, url)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    box = page.locator("#q")
+    box.press_sequentially("configura", delay=60)
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent.includes('for “configura”')"
+    )
+    with _oracle(index) as idx:
+        want = idx.search("configura", k=20, mode="keyword", prefix=True)
+        words = len(idx._live().corpus.dictionary or ())
+    assert want
+    titles = page.locator("section.page h2").all_inner_texts()
+    assert titles[0] == (want[0].title or want[0].source)
+    shards = {r for r in requests if "/words/" in r}
+    manifest = json.loads((index.parent / "docs-site" / MANIFEST_NAME).read_text())
+    total = len(manifest["dictionary"]["words"]) + len(manifest["dictionary"]["reversed"])
+    assert shards and (len(shards) < total or words <= 2048)
+
+    box.fill("")
+    box.press_sequentially("confgiuration ", delay=20)
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent.includes("
+        "'showing results for “configuration”')"
+    )
+    box.fill("")
+    box.press_sequentially("xyzzyplugh", delay=20)
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent.includes('No results')"
+    )
+    assert page.errors == []

@@ -20,6 +20,7 @@ from scidx.index import bm25, format, offsets
 from scidx.index.postings import decode_runs
 from scidx.index.texts import encode_texts
 from scidx.pack.arrays import snippet_arrays, where_block
+from scidx.pack.dictionary import Vocabulary, heading_forms
 
 __all__ = [
     "BUILT",
@@ -73,6 +74,7 @@ def build_arrays(
     b: float = bm25.DEFAULT_B,
     heading_weight: float = bm25.DEFAULT_HEADING_WEIGHT,
     snippet_offsets: bool = True,
+    dictionary: bool = True,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and meta of an index over ``records`` (already in row order)."""
     texts = [r["text"] for r in records]
@@ -123,6 +125,11 @@ def build_arrays(
         posted = bm25.BM25Arrays.of(arrays, bm_meta)
         arrays.update(snippet_arrays([where_block(texts)], posted, len(records)))
         meta["snippets"] = {"offsets": offsets.OFFSETS_VERSION}
+    if dictionary:  # the packer's word dictionary (format 10)
+        vocabulary = Vocabulary()
+        vocabulary.add(heading_forms(headings, where_block(texts).forms))
+        words, meta["dictionary"] = vocabulary.arrays()
+        arrays.update(words)
     return arrays, meta
 
 

@@ -24,7 +24,11 @@ from scidx.errors import ConfigError, ScidxError
 from scidx.index.safety import json_dumps_safe
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rich.console import Group
+
+    from scidx.index.expand import Correction
 
 __all__ = ["inspect_command", "results_table", "search_command"]
 
@@ -105,6 +109,22 @@ def search_command(
     rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
     alpha: _SearchAlpha = None,
     doc_version: _SearchDocVersion = None,
+    fuzzy: Annotated[
+        bool,
+        typer.Option(
+            "--fuzzy/--no-fuzzy",
+            help="Typo tolerance: a word the index does not know (5+ letters) also matches "
+            "its known spellings within one edit (two from 9 letters).",
+        ),
+    ] = True,
+    prefix: Annotated[
+        bool,
+        typer.Option(
+            "--prefix",
+            help="Search as you type: the last word, unless followed by a space, also "
+            "matches the words it starts.",
+        ),
+    ] = False,
 ) -> None:
     """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
@@ -134,13 +154,19 @@ def search_command(
                 rerank_top=rerank_top,
                 alpha=alpha,
                 version=doc_version,
+                fuzzy=fuzzy,
+                prefix=prefix,
             )
             hits = idx.search_with(query, params)
             rows = [hit.to_dict() for hit in hits]
+            fixed = [c for c in hits[0].corrections if c.kind == "typo"] if hits else []
     except ScidxError as exc:
         fail(exc)
     except OSError as exc:
         fail(unreadable(index, exc))
+    if fixed:
+        # On stderr, as "no results": stdout stays the hits alone (a JSON array with --json).
+        echo(f"showing results for {_printable(corrected(query, fixed))!r}", err=True)
     if as_json:
         echo(json_dumps_safe(rows, indent=1))
         return
@@ -165,6 +191,13 @@ _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def _printable(text: str) -> str:
     # Text from an index is data: no escape sequence or control character reaches the terminal.
     return _CONTROLS.sub(" ", text)
+
+
+def corrected(query: str, fixed: Sequence[Correction]) -> str:
+    """``query`` with each corrected word replaced by the word searched instead."""
+    for c in fixed:
+        query = re.sub(rf"(?<!\w){re.escape(c.word)}(?!\w)", c.shown, query, flags=re.IGNORECASE)
+    return query
 
 
 def _heading(row: dict[str, Any]) -> str:

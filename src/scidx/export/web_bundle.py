@@ -405,6 +405,43 @@ def _vector_shards(index: Index) -> tuple[list[bytes], dict[str, Any] | None]:
     return shards, info
 
 
+# --- word dictionary (issue 38) ---
+# Words per dictionary shard: about 20 KB of words before gzip (8 KB on the wire). A typed
+# word's completions and near spellings read the one or two shards of its prefix and suffix.
+DICT_SHARD_WORDS = 2048
+
+
+def _dictionary_shards(index: Index, put: Callable[..., str]) -> dict[str, Any] | None:
+    """The index's word dictionary (FORMAT.md §2.14) as shards, or None without one.
+
+    ``words``: ``[first word, file, word count]`` per shard of the words in code point
+    order, each file the shard's frequency bytes then its words joined by ``\n`` (the
+    index's own layout);
+    ``reversed``: the same for the reversed words in code point order, without frequencies.
+    The reader finds a prefix's or suffix's range from the first words, as Python does from
+    the whole list, so both read exactly the same words.
+    """
+    found = index._live().corpus.dictionary  # noqa: SLF001 - the index's own dictionary
+    if found is None:
+        return None
+    words, freq = found.entries()
+    backwards = sorted(w[::-1] for w in words)
+
+    def shards(keys: Sequence[str], freqs: Sequence[int] | None) -> list[list[object]]:
+        out: list[list[object]] = []
+        for at in range(0, len(keys), DICT_SHARD_WORDS):
+            part = keys[at : at + DICT_SHARD_WORDS]
+            head = bytes(freqs[at : at + DICT_SHARD_WORDS]) if freqs is not None else b""
+            data = _gzip(head + "\n".join(part).encode("utf-8"))
+            out.append([part[0], put("words/", data, ".bin"), len(part)])
+        return out
+
+    return {"words": shards(words, freq), "reversed": shards(backwards, None)}
+
+
+# --- end word dictionary ---
+
+
 def _asset(name: str) -> bytes:
     # Read through the scidx package, not scidx.web: importing that one imports Starlette (the
     # serve extra), and a static bundle needs only the cli extra.
@@ -495,6 +532,7 @@ def build_web_bundle(
     if versions is not None:
         table["pageVersions"] = versions.pop("pageVersions")
     page_table = put("pages.", _gzip(_json(table)), ".bin")
+    dictionary = _dictionary_shards(index, put)
     vector_files, vector_info = _vector_shards(index)
     vectors = None
     if vector_info is not None:
@@ -527,6 +565,7 @@ def build_web_bundle(
         "linkBase": link_base,
         # Only for a versioned index, so other manifests stay as they were.
         **({"versions": versions} if versions is not None else {}),
+        "dictionary": dictionary,
     }
     files[MANIFEST_NAME] = _json(manifest) + b"\n"
     files["index.html"] = _page_html(title or "Search", names)

@@ -19,6 +19,7 @@ from scidx.index.vectors import VectorStore
 from scidx.index.windows import Windows
 
 if TYPE_CHECKING:
+    from scidx.index.dictionary import TermDictionary
     from scidx.index.offsets import SnippetHints
     from scidx.index.versions import VersionTable
 
@@ -86,6 +87,9 @@ class Corpus:
     #: ``static.counts``: the corpus's token counts a ``static`` index weighs query tokens
     #: with (FORMAT.md §2.13); None in other indexes.
     token_counts: npt.NDArray[np.uint32] | None = None
+    #: ``dict.words``, its word count and inflated length (format 10, FORMAT.md §2.14),
+    #: checked in O(1) at load; None when the index has none. Read through :attr:`dictionary`.
+    dictionary_arrays: tuple[Any, int, int] | None = None
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -107,6 +111,17 @@ class Corpus:
             readers["hints"] = hints
         reader: SnippetHints | None = readers["hints"]
         return reader
+
+    @property
+    def dictionary(self) -> TermDictionary | None:
+        """The term dictionary (prefix and near-spelling look-ups), None when absent."""
+        readers = self._readers
+        if "dictionary" not in readers:
+            from scidx.index.dictionary import open_dictionary
+
+            readers["dictionary"] = open_dictionary(self.dictionary_arrays, self.bm25, self.source)
+        found: TermDictionary | None = readers["dictionary"]
+        return found
 
     def pages(self, rows: Sequence[int]) -> list[str] | None:
         """The stored page paths of source ``rows`` (None without ``source.page``), checked.

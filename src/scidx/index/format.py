@@ -96,7 +96,8 @@ runs in ``bm25.runs`` instead of ``bm25.post_doc``/``bm25.post_tf``, ``<u2`` per
 columns where they fit; 7.0: heading paths as a tree of their prefixes, ``<u4`` string-table
 offsets; 8.0: string tables up to 4 MiB deflated in ``<name>.zdata``; 9.0: records hold the
 clean text first, ``snippet.where`` and ``snippet.needle`` instead of per-word offsets; 10.0:
-the optional ``meta.versions`` and ``source.version`` (docs versions))."""
+the optional ``meta.versions`` and ``source.version`` (docs versions), and the word
+dictionary ``dict.words``)."""
 
 FORMAT_NAME = "scidx"
 """Value of the header's ``format`` key."""

@@ -19,6 +19,7 @@ from scidx.errors import CorruptIndexError, ScidxError
 if TYPE_CHECKING:
     from scidx.index.bm25 import PostingLookup
     from scidx.index.corpus import Corpus
+    from scidx.index.expand import Correction
     from scidx.index.highlight import Part, Snippet
     from scidx.index.offsets import SnippetHints
     from scidx.index.texts import TextStore
@@ -162,6 +163,16 @@ class Hit:
             parts.insert(0, self.title)
         return " > ".join(parts)
 
+    @property
+    def corrections(self) -> tuple[Correction, ...]:
+        """What the search corrected or completed in the query (the same for every hit).
+
+        Each a :class:`~scidx.index.expand.Correction` (``word`` as typed, ``shown`` as
+        searched, ``kind`` ``"typo"`` or ``"prefix"``); empty when the query was taken as is.
+        """
+        found: tuple[Correction, ...] = self.__dict__.get("_corrections", ())
+        return found
+
     def to_dict(self) -> dict[str, Any]:
         """Return the hit as JSON-ready data with camelCase keys (``headingPath``).
 
@@ -185,12 +196,16 @@ class Hit:
             "sections": [_section_dict(h) for h in self.sections],
             # Only for a versioned page, so unversioned indexes answer as before.
             **({"version": self.version} if self.version is not None else {}),
+            **(
+                {"corrections": [c.to_dict() for c in fixed]} if (fixed := self.corrections) else {}
+            ),
         }
 
 
 def _section_dict(hit: Hit) -> dict[str, Any]:
     data = hit.to_dict()
     del data["text"], data["sections"]
+    data.pop("corrections", None)  # the query's, told once by the hit itself
     return data
 
 
@@ -428,6 +443,7 @@ class HitRenderer:
         if not self._sources_checked:
             c.check_sources()  # once: every later source row read is in range
             self._sources_checked = True
+        fixed = getattr(terms, "corrections", ())  # scidx.index.expand.QueryTerms
         terms = tuple(terms)
         fields = _FieldPage(rows)
         refs = fields.hits
@@ -453,6 +469,7 @@ class HitRenderer:
                 {
                     "score": float(score),
                     "query_terms": terms,
+                    "_corrections": fixed,
                     "snippet_chars": snippet_chars,
                     "_row": row,
                     "_lazy": self,

@@ -216,6 +216,15 @@ class Index:
             rerank: A :class:`~scidx.index.rerank.Reranker` rescoring the best
                 ``rerank_top`` candidates (default 20) before ``mmr`` and ``group``.
             rerank_top: Candidates the reranker sees.
+            fuzzy: Typo tolerance (default ``True``): a word of five letters or more that the
+                index does not know also matches its known spellings within one edit (two
+                from nine letters), scored below an exact match; both legs search the
+                corrected words. Stop words and short words are never corrected. What was
+                corrected is ``Hit.corrections``. See :mod:`scidx.index.expand`.
+            prefix: Search as you type (default ``False``): when ``query`` does not end in a
+                space or punctuation, its last word also matches the two most frequent
+                terms it starts, at half weight (the word as typed first). For a search
+                box sending each keystroke; a finished question does not need it.
 
         Returns:
             Hits ordered by score descending, then by chunk id (with ``mmr``, in MMR order).

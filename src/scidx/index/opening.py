@@ -175,6 +175,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
 
     bm25 = _bm25_arrays(buf, header, chunk_source)
     offsets = _snippet_offsets(buf, header, n)
+    dictionary = _dictionary_arrays(buf, header)
 
     return Corpus(
         source=src,
@@ -200,6 +201,7 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         windows=windows,
         versions=versions,
         token_counts=_token_counts(buf, header, stamp),
+        dictionary_arrays=dictionary,
     )
 
 
@@ -375,6 +377,38 @@ def _snippet_offsets(buf: Any, header: Header, n: int) -> tuple[Any, ...] | None
         where = array_view(buf, header, "snippet.where", dtype="<u1", ndim=1)
     needles = read_string_table(buf, header, "snippet.needle") if has_needles else None
     return where, needles, header.meta.get("snippets")
+
+
+def _dictionary_arrays(buf: Any, header: Header) -> tuple[Any, int, int] | None:
+    """``dict.words`` with ``meta.dictionary``'s counts (format 10), checked in O(1); or None.
+
+    Also None with a ``meta.dictionary.version`` this reader does not know (no typo
+    tolerance or completions then). The words are checked on first use
+    (:mod:`scidx.index.dictionary`).
+    """
+    if "dict.words" not in header.arrays:
+        return None
+    from scidx.index.dictionary import DICTIONARY_VERSION, MAX_DICTIONARY_BYTES
+
+    meta = header.meta.get("dictionary")
+    if not isinstance(meta, Mapping) or meta.get("version") != DICTIONARY_VERSION:
+        return None
+    data = array_view(buf, header, "dict.words", dtype="<u1", ndim=1)
+    bound = min(1032 * data.shape[0] + 64, MAX_DICTIONARY_BYTES)
+    size = _count(header, meta, "bytes", bound, data.shape[0])
+    return data, _count(header, meta, "words", size, data.shape[0]), size
+
+
+def _count(header: Header, meta: Mapping[str, Any], key: str, top: int, stored: int) -> int:
+    """``meta.dictionary[key]``, an int in ``[0, top]``, or a ``CorruptIndexError``."""
+    value = meta.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+        raise corrupt(
+            header.source,
+            f"`meta.dictionary.{key}` is {value!r}, not what `dict.words` ({stored} bytes) "
+            "can hold",
+        )
+    return value
 
 
 def _fusion(header: Header) -> dict[str, Any]:

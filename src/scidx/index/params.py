@@ -89,6 +89,8 @@ class RankBatchOptions(FilterOptions, total=False):
     mmr: float | None
     rerank: Any | None
     rerank_top: int | None
+    fuzzy: bool
+    prefix: bool
 
 
 class RankOptions(RankBatchOptions, total=False):
@@ -141,6 +143,12 @@ class SearchParams:
             off, at no cost.
         rerank_top: Candidates the reranker sees (> 0; at least ``k`` are always taken);
             ``None``: :data:`~scidx.index.rerank.DEFAULT_RERANK_TOP`.
+        fuzzy: Typo tolerance: a word the index does not know (five letters or more) also
+            matches its known near spellings, scored below an exact match (default on; see
+            :mod:`scidx.index.expand`).
+        prefix: Search as you type: when the query does not end in a space or punctuation,
+            its last word also matches the most frequent terms it starts (default off:
+            what a search box sends key by key, not a finished question).
     """
 
     k: int = 10
@@ -157,6 +165,8 @@ class SearchParams:
     mmr: float | None = None
     rerank: Reranker | None = field(default=None, repr=False, compare=False)
     rerank_top: int | None = None
+    fuzzy: bool = True
+    prefix: bool = False
 
     def __post_init__(self) -> None:
         """Validate every field once.
@@ -203,6 +213,9 @@ class SearchParams:
                 f"rerank must be a Reranker (an object with a rerank(query, candidates) "
                 f"method), got {type(self.rerank).__name__}"
             )
+        for name in ("fuzzy", "prefix"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise QueryError(f"{name} must be True or False, got {_show(getattr(self, name))}")
         # Normalised once here: the searcher reads these on every query.
         filters = Filters.make(self.source, self.heading, self.metadata, self.version)
         object.__setattr__(self, "_filters", filters)
@@ -243,6 +256,7 @@ class SearchParams:
             *(values["heading"], type(values["snippet_chars"]), values["snippet_chars"]),
             *(values["group"], type(values["mmr"]), values["mmr"]),
             *(type(values["version"]), values["version"]),
+            *(type(values["fuzzy"]), values["fuzzy"], type(values["prefix"]), values["prefix"]),
         )
         # A metadata filter or a query vector is neither hashable in general nor repeated.
         memo = (

@@ -62,10 +62,10 @@ from scidx.index.bm25 import (
     PostingLookup,
     accumulate,
     keyword_top_k,
-    query_terms,
     score_postings,
 )
 from scidx.index.corpus import Corpus
+from scidx.index.expand import expand_query, weighted_postings
 from scidx.index.filters import FilterMasks
 from scidx.index.format import REBUILD_HINT
 from scidx.index.grouping import Group, group_rows, mmr_order
@@ -90,6 +90,7 @@ PRF_DOCS = int(DEFAULT_FUSION["prfDocs"])
 PRF_BETA = float(DEFAULT_FUSION["prfBeta"])
 #: The most decoded chunk ids :meth:`Searcher.chunk_ids` remembers.
 ID_MEMO = 1 << 16
+_MEMO_QUERY_CHARS = 256  # longer queries are expanded afresh (bounds the memo's memory)
 
 _Rows = npt.NDArray[np.int64]
 _Scores = npt.NDArray[np.float32]
@@ -132,6 +133,7 @@ class Searcher:
         self.renderer = HitRenderer(corpus, self.postings)
         self._ids: dict[int, str] = {}
         self._sections: dict[int, tuple[int, str]] = {}
+        self._expansions: dict[tuple[str, bool, bool], list[str]] = {}
 
     def search(
         self,
@@ -197,15 +199,17 @@ class Searcher:
                 ]
             n = self.corpus.n
             k = min(int(params.k), n)
-            lookup = self.postings.postings
+            lookup = self.postings
             vectorless = params.query_vector is None
             for query in queries:
                 text = query.strip() if isinstance(query, str) and vectorless else ""
-                terms = query_terms(text) if text else []
+                terms = self.terms(query, params) if text else []
                 if not terms:  # None, not a string, no terms, a query vector: as search()
                     out.append(self._finite(self._select(query, params, None), params.mode))
                     continue
-                rows, scores = keyword_top_k(lookup(terms), n, k, params.min_score)
+                rows, scores = keyword_top_k(
+                    weighted_postings(lookup, terms), n, k, params.min_score
+                )
                 out.append(self._finite((rows, scores, terms), "keyword"))
         return out
 
@@ -363,7 +367,9 @@ class Searcher:
         qvec = self.encoder.check_vector(vector) if vector is not None else None
         if not text and qvec is None:
             return _NOTHING  # an empty query matches nothing (documented), in every mode
-        terms = query_terms(text) if text else []
+        terms = self.terms(query, params) if text else []
+        # The vector leg embeds the corrected query (scidx.index.expand).
+        text = getattr(terms, "text", "") or text
         stage = on_stage or _no_stage
         if params.mode == "keyword":
             if not terms:
@@ -372,7 +378,7 @@ class Searcher:
             if not self.filters.active(params.filters):
                 # The common case, in the fewest passes: no candidate rows are materialised.
                 k = min(int(params.k), self.corpus.n)
-                found = self.postings.postings(terms)
+                found = weighted_postings(self.postings, terms)
                 return (*keyword_top_k(found, self.corpus.n, k, params.min_score), terms)
             rows, scores = self.keyword_scores(terms)
         elif params.mode == "vector":
@@ -415,12 +421,32 @@ class Searcher:
         rows, scores = self.filters.apply(rows, scores, k, params.min_score, params.filters)
         return rows.tolist(), scores.tolist(), terms
 
+    def terms(self, query: str | None, params: SearchParams) -> list[str]:
+        """The query's terms, with corrections and completions as ``params`` asks.
+
+        A :class:`~scidx.index.expand.QueryTerms` (see :mod:`scidx.index.expand`), read-only
+        and remembered per query (at most :data:`ID_MEMO` of them): a search box sends the
+        same queries again, and their expansion depends on the text and the index alone.
+        """
+        key = (query or "", bool(params.fuzzy), bool(params.prefix))
+        memo = self._expansions
+        found = memo.get(key)
+        if found is None:
+            found = expand_query(
+                key[0], self.corpus.dictionary, fuzzy=params.fuzzy, prefix=params.prefix
+            )
+            if len(key[0]) <= _MEMO_QUERY_CHARS:  # a huge query is not kept
+                if len(memo) >= ID_MEMO:
+                    memo.clear()
+                memo[key] = found
+        return found
+
     def keyword_scores(self, terms: Sequence[str]) -> tuple[_Rows, _Scores]:
         """BM25 scores of the chunks containing any of ``terms`` (rows ascending).
 
         Every row is below the chunk count (each posting run is checked when first read).
         """
-        return score_postings(self.postings.postings(terms), self.corpus.n)
+        return score_postings(weighted_postings(self.postings, terms), self.corpus.n)
 
     def _vector_top_k(self, q: npt.NDArray[np.float32], k: int) -> tuple[_Rows, _Scores]:
         """The best ``k`` rows by cosine; a binary index rescores its Hamming pre-ranking."""
@@ -541,7 +567,7 @@ class Searcher:
         The same float32 scores as :meth:`keyword_scores` (0 where a chunk has none of the
         terms); ``None`` when the postings are sparse next to the chunks (then rows are better).
         """
-        postings = self.postings.postings(terms)
+        postings = weighted_postings(self.postings, terms)
         if len(postings) < 2:
             return None
         summed = accumulate(postings, self.corpus.n)

@@ -57,6 +57,8 @@ def verify_all(buf: Any, header: Header, corpus: Corpus) -> None:
     _verify_postings(src, bm, n)
     if corpus.hints is not None:
         corpus.hints.verify(src)
+    if corpus.dictionary is not None:
+        corpus.dictionary.verify()
     assert corpus.store is not None  # always set by build_corpus
     corpus.store.verify()
     if corpus.windows is not None:

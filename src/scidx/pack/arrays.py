@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -36,6 +37,7 @@ from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.offsets import NEEDLE_CHARS, OFFSETS_VERSION, eighth
 from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
+from scidx.pack.dictionary import Vocabulary, heading_forms, word_forms
 from scidx.pack.records import Record
 from scidx.tokenize import run_terms
 
@@ -81,8 +83,9 @@ __all__ = [
 #: format 8, string tables up to 4 MiB stored deflated in ``<name>.zdata``; 19:
 #: format 9, records hold the clean text first, ``snippet.where`` and ``snippet.needle``
 #: instead of per-word snippet offsets; 20: format 10, ``source.version`` and
-#: ``meta.versions``, includes expanded, ``meta.bm25.pageWeight`` (page evidence)).
-PACKER_VERSION = "scidx-pack-20"
+#: ``meta.versions``, includes expanded, ``meta.bm25.pageWeight`` (page evidence); 21: the word
+#: dictionary ``dict.words``).
+PACKER_VERSION = "scidx-pack-21"
 
 
 GENERATOR = f"scidx {__version__}"
@@ -143,12 +146,15 @@ class WhereBlock:
             making the term starts.
         needles: The ``(term, needle)`` pairs the block's words need besides
             :func:`~scidx.index.highlight.needle`'s (FORMAT.md §2.8).
+        forms: ``(word, count)``: how often each folded alphabetic word making one term was
+            written (the word dictionary ``dict.words``, FORMAT.md §2.14).
     """
 
     lens: npt.NDArray[np.int64]
     hashes: npt.NDArray[np.uint64]
     bits: npt.NDArray[np.uint8]
     needles: frozenset[tuple[str, str]]
+    forms: tuple[tuple[str, int], ...] = ()
 
 
 # Words and what separates them, in one C call (no match object per word): the offsets come
@@ -183,6 +189,7 @@ def where_block(texts: Sequence[str]) -> WhereBlock:
     lens = np.zeros(len(texts), dtype=np.int64)
     out_hash: list[int] = []
     out_bits: list[int] = []
+    written: dict[str, int] = {}  # a word -> how often it occurs (for dict.form)
     for i, text in enumerate(texts):
         parts = _WORDS.split(text)  # separator, word, separator, ..., separator
         # UTF-8 byte offsets: the reader inflates a text's bytes up to its window's end.
@@ -191,6 +198,7 @@ def where_block(texts: Sequence[str]) -> WhereBlock:
         size = ends[-1] if ends else 0
         found: dict[str, int] = {}
         for j, word in enumerate(parts[1::2], 1):
+            written[word] = written.get(word, 0) + 1
             terms = memo.get(word)
             if terms is None:
                 terms = memo[word] = tuple(dict.fromkeys(run_terms(word)))
@@ -213,6 +221,7 @@ def where_block(texts: Sequence[str]) -> WhereBlock:
         np.array(out_hash, dtype=np.uint64),
         np.array(out_bits, dtype=np.uint8),
         frozenset(needed),
+        word_forms(written, memo),
     )
 
 
@@ -326,7 +335,10 @@ def bm25_job(
 
     Run in a worker process (see :class:`scidx.pack.workers.Pool`) or in-process.
     """
-    return hash_terms(headings, bodies), where_block(texts)
+    found = where_block(texts)
+    # Heading-only words (titles, front matter) belong in the word dictionary too.
+    forms = heading_forms(headings, found.forms)
+    return hash_terms(headings, bodies), dataclasses.replace(found, forms=forms)
 
 
 def bm25_blocks(records: Sequence[Record]) -> Iterator[TermsAndOffsets]:
@@ -359,11 +371,13 @@ def build_bm25(
             stored: it is what makes the marks exact).
     """
     offsets: list[WhereBlock] = []
+    vocabulary = Vocabulary()
 
     def terms() -> Iterator[TermBlock]:
         source = bm25_blocks(records) if blocks is None else blocks
         for block, found in source:
             offsets.append(found)  # small next to the terms, dropped block by block
+            vocabulary.add(found.forms)
             yield block
 
     arrays, meta = build_arrays_from_blocks(
@@ -374,6 +388,9 @@ def build_bm25(
         heading_weight=BM25_HEADING_WEIGHT,
     )
     posted = BM25Arrays.of(arrays, meta)
+    words, meta["dictionary"] = vocabulary.arrays()  # moved to the header's top level
+    arrays.update(words)
+    vocabulary.counts.clear()
     arrays.update(snippet_arrays(offsets, posted, len(records), where=snippet_offsets))
     release_freed_memory()  # the term occurrences and postings parts, before the strings
     return arrays, meta
@@ -410,6 +427,7 @@ def build_index_arrays(
         ``(arrays, meta_part)`` where ``meta_part`` holds the ``bm25`` and ``counts`` meta keys.
     """
     bm25_arrays, bm25_meta = build_bm25(records) if bm25 is None else bm25
+    bm25_meta = dict(bm25_meta)  # its "dictionary" entry moves to the header's top level
     del bm25
     n = len(records)
     sources = sorted({r.source for r in records})
@@ -479,6 +497,8 @@ def build_index_arrays(
     meta = {"bm25": bm25_meta, "counts": counts, "vectors": vectors_meta_of(arrays)}
     if "snippet.needle.offsets" in arrays:
         meta["snippets"] = {"offsets": OFFSETS_VERSION}
+    if "dictionary" in bm25_meta:  # from build_bm25
+        meta["dictionary"] = bm25_meta.pop("dictionary")
     return arrays, meta
 
 

@@ -1,10 +1,16 @@
 """``GET /search``: the JSON search API (the hits of ``toolup-rag search --json``).
 
-``GET /search?q=&k=&mode=&source=&heading=&group=&version=&index=`` answers::
+``GET /search?q=&k=&mode=&source=&heading=&group=&version=&index=&fuzzy=&prefix=`` answers::
 
     {"query": "...", "mode": "hybrid", "k": 10, "group": "section",
      "hits": [{"id", "score", "source", "anchor", "headingPath", "title", "text", "snippet",
-               "url", ..., "index": "docs"}]}
+               "url", ..., "index": "docs"}],
+     "corrections": [{"word": "telport", "shown": "teleport", "kind": "typo", ...}]}
+
+``fuzzy`` (typo tolerance, default on) and ``prefix`` (search as you type: the last word of a
+query not ending in a space also matches the words it starts; default off, the page sends
+``prefix=1``) take ``1``/``0``/``true``/``false``; ``corrections`` is present only when a word
+was corrected or completed (``Hit.corrections``).
 
 Each hit has the fields of ``toolup-rag search --json`` plus ``index``, the name of the index it
 came from. With several indexes and no ``index=``, each is searched and the lists are merged by
@@ -41,7 +47,9 @@ from scidx.web.store import IndexSet, ServedIndex
 
 __all__ = ["GROUPS", "make_search_endpoint"]
 
-PARAMS = ("q", "k", "mode", "source", "heading", "group", "version", "index")
+PARAMS = ("q", "k", "mode", "source", "heading", "group", "version", "index", "fuzzy", "prefix")
+#: ``fuzzy=`` and ``prefix=`` (typo tolerance, search as you type): these values, else a 400.
+_FLAGS = {"1": True, "true": True, "0": False, "false": False}
 #: The ``group=`` values: the index's groupings, or ``none`` for raw chunks.
 GROUPS = ("none", *INDEX_GROUPS)
 
@@ -54,6 +62,23 @@ def _run_one(
     for row in rows:
         row["index"] = entry.name
     return rows
+
+
+def _flags(params: dict[str, str]) -> dict[str, bool]:
+    """``fuzzy=`` and ``prefix=`` as given, else a 400 naming the parameter."""
+    out: dict[str, bool] = {}
+    for name in ("fuzzy", "prefix"):
+        if name in params:
+            flag = _FLAGS.get(params[name].strip().lower())
+            if flag is None:
+                raise ApiError(
+                    400,
+                    f"{name} must be 1, 0, true or false, got {params[name][:40]!r}",
+                    param=name,
+                    code="query_error",
+                )
+            out[name] = flag
+    return out
 
 
 def make_search_endpoint(
@@ -81,7 +106,7 @@ def make_search_endpoint(
                 param="mode",
                 code="query_error",
             )
-        options: dict[str, Any] = {"mode": mode}
+        options: dict[str, Any] = {"mode": mode, **_flags(params)}
         for name in ("source", "heading", "version"):
             if params.get(name):
                 options[name] = check_text(params[name], name, settings.max_query_chars)
@@ -125,6 +150,9 @@ def make_search_endpoint(
             return lists[0] if len(lists) == 1 else [row for _, row in rrf_fuse(lists)[:k]]
 
         hits = await slots.run(run)
-        return json_response({"query": query, "mode": mode, "k": k, "group": group, "hits": hits})
+        body: dict[str, Any] = {"query": query, "mode": mode, "k": k, "group": group, "hits": hits}
+        if hits and hits[0].get("corrections"):
+            body["corrections"] = hits[0]["corrections"]  # what was corrected or completed
+        return json_response(body)
 
     return search_endpoint

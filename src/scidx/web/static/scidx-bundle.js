@@ -502,6 +502,279 @@ function last(starts, row) {
 }
 
 /** A bundle opened from its manifest URL; fetched files are kept for the session. */
+// --- typo tolerance and search as you type (issue 38) ---
+// The rules of src/scidx/index/expand.py over the bundle's word dictionary (FORMAT.md §2.14,
+// web_bundle._dictionary_shards), step for step, so both give the same terms, weights and
+// corrections: a query word of 5+ letters whose term is unknown or in at most 2 chunks also
+// matches the corpus words within one edit (two from 9 letters) whose terms are in 2+ chunks
+// and 10x the typed term's; the last word of a query typed key by key also matches the terms
+// of the most frequent words it starts. A word's alternatives score their best weighted
+// impact, never a sum. Look-ups read the one to four dictionary shards of a key's range.
+
+export const EXPAND = Object.freeze({
+  FUZZY_MIN_CHARS: 5, FUZZY_TWO_CHARS: 9, FUZZY_RARE_DF: 2, FUZZY_MIN_DF: 2, FUZZY_RATIO: 10,
+  FUZZY_TERMS: 2, FUZZY_WEIGHT: 0.8, PREFIX_MIN_CHARS: 2, PREFIX_TERMS: 2, PREFIX_WEIGHT: 0.5,
+  PREFIX_ALWAYS: true, PREFIX_DEMOTE: true, MAX_EXPANDED: 32, MAX_WORD_CHARS: 32,
+  MAX_KEY_RANGE: 4096, MAX_COMPLETIONS: 64,
+});
+const TOP_CHAR = "\u{10FFFF}";
+const ALPHA = /^\p{L}+$/u;
+const TYPING = /[\p{L}\p{N}_]$/u;
+
+// Python compares str by code point; JavaScript by UTF-16 unit. Moving the surrogates above
+// U+FFFF (and U+E000-U+FFFF below them) makes unit order code point order.
+const unitKey = (u) => (u >= 0xd800 ? (u >= 0xe000 ? u - 0x800 : u + 0x2000) : u);
+export function compareCodePoints(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i), y = b.charCodeAt(i);
+    if (x !== y) return unitKey(x) - unitKey(y);
+  }
+  return a.length - b.length;
+}
+const cpLess = (a, b) => compareCodePoints(a, b) < 0;
+
+/** Optimal string alignment distance of two code point arrays, or limit + 1 above it. */
+export function editDistance(a, b, limit) {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  a = a.slice(i); b = b.slice(i);
+  let j = 0;
+  while (j < a.length && j < b.length && a[a.length - 1 - j] === b[b.length - 1 - j]) j++;
+  if (j) { a = a.slice(0, a.length - j); b = b.slice(0, b.length - j); }
+  const la = a.length, lb = b.length, big = limit + 1;
+  if (!la || !lb) return la + lb <= limit ? la + lb : big;
+  let prev2 = [], prev = Array.from({ length: lb + 1 }, (_, y) => y);
+  for (let x = 1; x <= la; x++) {
+    const cur = [x, ...new Array(lb).fill(big)];
+    const lo = Math.max(1, x - limit), hi = Math.min(lb, x + limit), ca = a[x - 1];
+    let best = lo === 1 ? cur[0] : big;
+    for (let y = lo; y <= hi; y++) {
+      const cb = b[y - 1];
+      let v = Math.min(prev[y] + 1, cur[y - 1] + 1, prev[y - 1] + (ca === cb ? 0 : 1));
+      if (x > 1 && y > 1 && ca === b[y - 2] && a[x - 2] === cb) v = Math.min(v, prev2[y - 2] + 1);
+      cur[y] = v;
+      if (v < best) best = v;
+    }
+    if (best > limit) return big;
+    prev2 = prev; prev = cur;
+  }
+  return prev[lb] <= limit ? prev[lb] : big;
+}
+
+function lowerBound(keys, key) { // the first index whose key is >= key (code point order)
+  let lo = 0, hi = keys.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (cpLess(keys[mid], key)) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+function decodeWords(bytes, count, withFreq) {
+  const head = withFreq ? count : 0;
+  if (bytes.length < head) throw new Error("scidx bundle: a dictionary shard is truncated");
+  const words = count ? new TextDecoder().decode(bytes.subarray(head)).split("\n") : [];
+  if (words.length !== count) throw new Error("scidx bundle: a dictionary shard is truncated");
+  return { words, freq: bytes.subarray(0, head) };
+}
+
+/**
+ * The words of [key, key + U+10FFFF) in a sharded sorted list: [{ word, freq, index }];
+ * withFreq: the list's shards start with frequency bytes (the forward list's do, the
+ * reversed list's do not; a shard file is decoded once, so each list always says the same).
+ */
+async function keyRange(bundle, shards, key, withFreq, cap) {
+  if (!shards || !shards.length) return [];
+  const end = key + TOP_CHAR;
+  let first = 0;
+  while (first + 1 < shards.length && !cpLess(key, shards[first + 1][0])) first++;
+  let last = first;
+  while (last + 1 < shards.length && cpLess(shards[last + 1][0], end)) last++;
+  if (cap !== undefined && last - first - 1 > Math.ceil(cap / DICT_WORDS_MIN(shards))) return null;
+  const out = [];
+  for (let s = first; s <= last; s++) {
+    const [, name, count] = shards[s];
+    const { words, freq } = await bundle.file(name, (b) => decodeWords(b, count, withFreq));
+    const lo = lowerBound(words, key), hi = lowerBound(words, end);
+    for (let i = lo; i < hi; i++) out.push({ word: words[i], freq: withFreq ? freq[i] : 0, index: out.length });
+  }
+  if (cap !== undefined && out.length > cap) return null;
+  return out;
+}
+// The fewest words of an interior shard (all but the last are full): bounds a range unread.
+const DICT_WORDS_MIN = (shards) => Math.max(1, Math.min(...shards.slice(0, -1).map((e) => e[2]), Infinity));
+
+const reverseWord = (w) => Array.from(w).reverse().join("");
+
+async function neighbours(bundle, word, limit) {
+  const chars = Array.from(word);
+  if (!chars.length || chars.length > EXPAND.MAX_WORD_CHARS || limit <= 0) return [];
+  const dict = bundle.manifest.dictionary;
+  const a = chars.length >> 1, b = chars.length - 1 - a;
+  const seen = new Set();
+  if (a) {
+    const found = await keyRange(bundle, dict.words, chars.slice(0, a).join(""), true, EXPAND.MAX_KEY_RANGE);
+    if (found) for (const e of found) seen.add(e.word);
+  }
+  if (b) {
+    const key = chars.slice(chars.length - b).reverse().join("");
+    const found = await keyRange(bundle, dict.reversed, key, false, EXPAND.MAX_KEY_RANGE);
+    if (found) for (const e of found) seen.add(reverseWord(e.word));
+  }
+  const out = [];
+  for (const other of seen) {
+    const oc = Array.from(other);
+    if (Math.abs(oc.length - chars.length) > limit || other === word) continue;
+    const d = editDistance(chars, oc, limit);
+    if (d <= limit) out.push([other, d]);
+  }
+  return out;
+}
+
+async function completions(bundle, prefix) {
+  const n = Array.from(prefix).length;
+  if (!n || n > EXPAND.MAX_WORD_CHARS) return [];
+  const found = await keyRange(bundle, bundle.manifest.dictionary.words, prefix, true);
+  found.sort((x, y) => y.freq - x.freq || x.index - y.index);
+  return found.slice(0, EXPAND.MAX_COMPLETIONS).map((e) => e.word);
+}
+
+async function termDf(bundle, term) {
+  const p = await bundle.postings(term);
+  return p ? p.docs.length : 0;
+}
+
+async function typoOf(bundle, run, term) {
+  const df = await termDf(bundle, term);
+  if (df > EXPAND.FUZZY_RARE_DF) return [];
+  const limit = Array.from(run).length >= EXPAND.FUZZY_TWO_CHARS ? 2 : 1;
+  const need = Math.max(EXPAND.FUZZY_MIN_DF, EXPAND.FUZZY_RATIO * df);
+  const found = [];
+  for (const [word, d] of await neighbours(bundle, run, limit)) {
+    const made = wordTerms(word);
+    if (made.length !== 1 || made[0] === term) continue;
+    const f = await termDf(bundle, made[0]);
+    if (f >= need) found.push([d, -f, word, made[0]]);
+  }
+  if (!found.length) return [];
+  const best = Math.min(...found.map((x) => x[0]));
+  const tier = found.filter((x) => x[0] === best)
+    .sort((x, y) => x[0] - y[0] || x[1] - y[1] || compareCodePoints(x[2], y[2]) || compareCodePoints(x[3], y[3]));
+  const out = [];
+  for (const [, , word, other] of tier) if (out.every(([t]) => t !== other)) out.push([other, word]);
+  return out.slice(0, EXPAND.FUZZY_TERMS);
+}
+
+async function completionsOf(bundle, run, term) {
+  const out = [];
+  for (const word of await completions(bundle, run)) {
+    const made = wordTerms(word);
+    if (made.length !== 1 || made[0] === term || out.some(([t]) => t === made[0])) continue;
+    if (await termDf(bundle, made[0])) {
+      out.push([made[0], word]);
+      if (out.length >= EXPAND.PREFIX_TERMS) break;
+    }
+  }
+  return out;
+}
+
+/**
+ * expand.expand_query: { terms (every term, for snippets), groups (per term, [[term, weight]],
+ * or null: no expansion), corrections ([{ word, shown, kind, terms }]), text (what the vector
+ * leg embeds) }.
+ */
+export async function expandQuery(bundle, query, { fuzzy = true, prefix = false } = {}) {
+  query = String(query || "");
+  const text = query.trim();
+  const terms = text ? queryTerms(text) : [];
+  const dict = bundle.manifest.dictionary;
+  const plain = { terms, groups: null, corrections: [], text };
+  if (!dict || !dict.words.length || !(fuzzy || prefix) || !text) return plain;
+  const runs = Array.from(normalize(text).matchAll(WORD), (m) => m[0]);
+  const typing = prefix && TYPING.test(query) && runs.length > 0;
+  const extra = new Map(), corrections = [], replaced = new Map(), demoted = new Set();
+  let looked = 0;
+  const add = (key, alts, weight) => {
+    if (!extra.has(key)) extra.set(key, []);
+    for (const [t] of alts) extra.get(key).push([t, weight]);
+  };
+  for (let i = 0; i < runs.length; i++) {
+    const run = runs[i], last = typing && i === runs.length - 1, chars = Array.from(run).length;
+    if ((looked >= EXPAND.MAX_EXPANDED && !last) || chars > EXPAND.MAX_WORD_CHARS || run.includes("_")) continue;
+    const made = wordTerms(run);
+    const term = made.length === 1 ? made[0] : null;
+    let completed = false;
+    if (last && chars >= EXPAND.PREFIX_MIN_CHARS && (term !== null || !made.length)) {
+      const known = term !== null && (await termDf(bundle, term)) > 0;
+      if (EXPAND.PREFIX_ALWAYS || !known) {
+        looked++;
+        const done = await completionsOf(bundle, run, term);
+        if (done.length) {
+          add(term !== null ? term : run, done, EXPAND.PREFIX_WEIGHT);
+          if (term !== null && EXPAND.PREFIX_DEMOTE) {
+            const df = await termDf(bundle, term);
+            const other = await termDf(bundle, done[0][0]);
+            if (df <= EXPAND.FUZZY_RARE_DF && other >= Math.max(EXPAND.FUZZY_MIN_DF, EXPAND.FUZZY_RATIO * df)) demoted.add(term);
+          }
+          corrections.push({ word: run, shown: done[0][1], kind: "prefix", terms: done.map(([t]) => t) });
+          if (!known && !replaced.has(i)) replaced.set(i, done[0][1]);
+          completed = true;
+        }
+      }
+    }
+    if (fuzzy && term !== null && chars >= EXPAND.FUZZY_MIN_CHARS && ALPHA.test(run) && !completed) {
+      looked++;
+      const found = await typoOf(bundle, run, term);
+      if (found.length) {
+        add(term, found, EXPAND.FUZZY_WEIGHT);
+        corrections.push({ word: run, shown: found[0][1], kind: "typo", terms: found.map(([t]) => t) });
+        replaced.set(i, found[0][1]);
+      }
+    }
+  }
+  if (!extra.size) return plain;
+  const group = (t, alts, down) => {
+    const out = new Map(t === null ? [] : [[t, down ? EXPAND.PREFIX_WEIGHT : 1.0]]);
+    for (const [a, w] of alts) if ((out.get(a) ?? 0) < w) out.set(a, w);
+    return [...out];
+  };
+  const groups = [];
+  for (const t of terms) { groups.push(group(t, extra.get(t) || [], demoted.has(t))); extra.delete(t); }
+  for (const alts of extra.values()) groups.push(group(null, alts, false));
+  const listed = [...terms];
+  for (const g of groups) for (const [t] of g) if (!listed.includes(t)) listed.push(t);
+  const embed = replaced.size ? runs.map((r, i) => (replaced.has(i) ? replaced.get(i) : r)).join(" ") : text;
+  return { terms: listed, groups, corrections, text: embed };
+}
+
+/** expand.weighted_postings: each group's best weighted impact per chunk, groups in order. */
+async function weightedPostings(bundle, expansion) {
+  if (!expansion.groups) return (await Promise.all(expansion.terms.map((t) => bundle.postings(t)))).filter((p) => p);
+  const out = [];
+  for (const g of expansion.groups) {
+    if (g.length === 1 && g[0][1] === 1.0) {
+      const p = await bundle.postings(g[0][0]);
+      if (p) out.push(p);
+      continue;
+    }
+    const best = new Map();
+    for (const [t, w] of g) {
+      const p = await bundle.postings(t);
+      if (!p) continue;
+      const f = Math.fround(w);
+      for (let i = 0; i < p.docs.length; i++) {
+        const v = w === 1.0 ? p.weights[i] : Math.fround(p.weights[i] * f);
+        const d = p.docs[i];
+        if (!best.has(d) || best.get(d) < v) best.set(d, v);
+      }
+    }
+    if (!best.size) continue;
+    const docs = Int32Array.from([...best.keys()].sort((x, y) => x - y));
+    out.push({ docs, weights: Float32Array.from(docs, (d) => best.get(d)) });
+  }
+  return out;
+}
+// --- end typo tolerance and search as you type ---
+
 export class Bundle {
   constructor(url, manifest) {
     this.url = url;
@@ -549,10 +822,11 @@ export class Bundle {
    * Every keyword hit of query, unordered: { terms, rows (Int32Array), scores (float32) }, the
    * sums bm25.keyword_top_k ranks.
    */
-  async scored(query) {
-    const terms = queryTerms(String(query || "").trim());
-    const lists = (await Promise.all(terms.map((t) => this.postings(t)))).filter((p) => p);
-    if (!lists.length) return { terms, rows: new Int32Array(0), scores: new Float32Array(0) };
+  async scored(query, options = {}) {
+    const expansion = await expandQuery(this, query, options);
+    const terms = expansion.terms;
+    const lists = await weightedPostings(this, expansion);
+    if (!lists.length) return { terms, expansion, rows: new Int32Array(0), scores: new Float32Array(0) };
     let rows, scores;
     if (lists.length === 1) {
       rows = lists[0].docs;
@@ -584,12 +858,12 @@ export class Bundle {
       for (let i = 0, j = 0; i < rows.length; i++) if (scores[i] > 0) { r[j] = rows[i]; s[j++] = scores[i]; }
       rows = r; scores = s;
     }
-    return { terms, rows, scores };
+    return { terms, expansion, rows, scores };
   }
 
   /** Keyword ranking: the best k [{row, score}] as bm25.keyword_top_k ranks them, and the terms. */
-  async rank(query, k = 10) {
-    const hit = await this.scored(query);
+  async rank(query, k = 10, options = {}) {
+    const hit = await this.scored(query, options);
     const { rows, scores } = bestHits(hit.rows, hit.scores, k), terms = hit.terms;
     const ranked = [];
     for (let i = 0; i < Math.min(k, rows.length); i++) ranked.push({ row: rows[i], score: scores[i] });
@@ -742,11 +1016,11 @@ export class Bundle {
     const mode = options.mode || "hybrid";
     const signal = options.signal || null;
     const semantic = mode !== "keyword" && this.embed && this.manifest.vectors;
-    const scored = await this.scored(query);
+    const scored = await this.scored(query, { fuzzy: options.fuzzy ?? true, prefix: options.prefix ?? false });
     signal?.throwIfAborted();
     let best = (m) => bestHits(scored.rows, scored.scores, m);
-    if (semantic) {
-      const fused = await this.fuse(String(query || "").trim(), best(Infinity), mode === "vector");
+    if (semantic) { // the vector leg embeds the corrected query (expand.QueryTerms.text)
+      const fused = await this.fuse(scored.expansion.text, best(Infinity), mode === "vector");
       best = (m) => ({ rows: fused.rows.subarray(0, m), scores: fused.scores.subarray(0, m) });
     }
     best = await this.inVersion(best, options.version); // docs versions (issue 40)
@@ -786,6 +1060,7 @@ export class Bundle {
     await Promise.all(results.map((r, i) => (waiting && i === 0 ? null : fill(r, i))));
     signal?.throwIfAborted();
     mark("scidx:fetched");
+    hits.corrections = scored.expansion.corrections; // what was corrected or completed
     return hits;
   }
 

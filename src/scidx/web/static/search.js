@@ -78,12 +78,15 @@
 
   function run() {
     var q = input.value.trim();
+    // What was typed, trailing space included: a query ending inside a word completes it.
+    var typed = input.value.replace(/^\s+/, "");
     var restDelay = typing ? REST_MS : 0; // only a search that a fast key started waits
     typing = false;
     if (controller) controller.abort();
     var mine = ++sequence;
     if (!q) {
       rememberQuery(q);
+      shownFor = null;
       clearResults();
       setStatus("", false);
       return;
@@ -93,9 +96,10 @@
       // on every key, which a search in the page itself would wait for.
       controller = new AbortController();
       var first = function (hits) { if (mine === sequence) render(hits, q, true); };
-      searchBundle(q, controller.signal, first, restDelay).then(function (hits) {
+      searchBundle(typed, controller.signal, first, restDelay).then(function (hits) {
         if (mine !== sequence) return;
-        render(hits, q);
+        if (keepWhileTyping(hits, typed)) return;
+        render(hits, q, false, hits.corrections);
         rememberQuery(q);
       }).catch(function (error) {
         if (mine !== sequence || (error && error.name === "AbortError")) return;
@@ -107,8 +111,9 @@
     rememberQuery(q);
     controller = new AbortController();
     var url = new URL("search", document.baseURI);
-    url.searchParams.set("q", q);
+    url.searchParams.set("q", typed);
     url.searchParams.set("k", String(K));
+    url.searchParams.set("prefix", "1"); // typed key by key: the last word may be unfinished
     if (picker.value) url.searchParams.set("index", picker.value);
     if (docVersion) url.searchParams.set("version", docVersion); // docs versions (issue 40)
     setStatus("Searching…", false);
@@ -125,7 +130,9 @@
           setStatus("Search failed: " + message, true);
           return;
         }
-        render(answer.body.hits || [], q);
+        var found = answer.body.hits || [];
+        if (keepWhileTyping(found, typed)) return;
+        render(found, q, false, answer.body.corrections);
       })
       .catch(function (error) {
         if (error && error.name === "AbortError") return;
@@ -182,7 +189,9 @@
 
   function searchBundle(q, signal, onFirst, restDelay) {
     return openBundle().then(function (b) {
-      return b.search(q, { k: K, signal: signal, onFirst: onFirst, restDelay: restDelay, version: docVersion });
+      // Typed key by key: the last word may be unfinished (prefix), and typos are corrected.
+      return b.search(q, { k: K, signal: signal, onFirst: onFirst, restDelay: restDelay, version: docVersion,
+                           prefix: true });
     });
   }
 
@@ -276,8 +285,35 @@
     return parts.join(" › ");
   }
 
+  // --- search as you type (issue 38) ---
+  // A word being typed that matches nothing yet keeps the results of the query before it, so
+  // the list does not flash "No results" on every key of a long word; a finished word (a
+  // space or punctuation after it) shows what it finds, nothing included.
+  var shownFor = null; // what was typed when the results on screen were found
+  function keepWhileTyping(hits, typed) {
+    if (hits.length || shownFor === null || !/[\p{L}\p{N}_]$/u.test(typed)) return false;
+    // Only while the same query is being extended: a new query shows its own (no) results.
+    if (typed.length <= shownFor.length || typed.indexOf(shownFor) !== 0) return false;
+    setStatus("Keep typing…", false);
+    return true;
+  }
+
+  // The query as searched: each corrected word replaced by the word searched instead.
+  function correctedQuery(q, corrections) {
+    var out = q;
+    (corrections || []).forEach(function (c) {
+      if (!c || c.kind !== "typo" || typeof c.word !== "string" || typeof c.shown !== "string") return;
+      var escaped = c.word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      out = out.replace(new RegExp("(^|[^\\p{L}\\p{N}_])" + escaped + "(?![\\p{L}\\p{N}_])", "giu"),
+        function (all, before) { return before + c.shown; });
+    });
+    return out;
+  }
+  // --- end search as you type ---
+
   // partial: the best hits, shown while the rest of their page fragments arrive.
-  function render(hits, q, partial) {
+  function render(hits, q, partial, corrections) {
+    shownFor = hits.length ? input.value.replace(/^\s+/, "") : null;
     clearResults();
     var stems = prefixes(q);
     var pages = [];
@@ -341,8 +377,11 @@
       return;
     }
     var n = hits.length;
+    var searched = correctedQuery(q, corrections);
     setStatus(n + (n === 1 ? " result" : " results") + " on " + pages.length +
-              (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.", false);
+              (pages.length === 1 ? " page" : " pages") +
+              (searched !== q ? " — showing results for “" + searched + "”" : " for “" + q + "”") +
+              ".", false);
     if (window.performance && performance.mark) performance.mark("scidx:results");
   }
 
