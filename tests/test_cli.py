@@ -112,7 +112,7 @@ def test_pack_search_inspect(project: Path, capsys: pytest.CaptureFixture[str]) 
     code, out, _ = run(["inspect", index, "--json", "--verify"], capsys)
     assert code == 0
     info = json.loads(out)
-    assert info["format"] == "9.0"
+    assert info["format"] == "10.0"
     assert info["counts"]["chunks"] == 3
     assert info["provider"]["provider"] == "hashing"
     assert info["verified"] is True

@@ -239,7 +239,7 @@ P = "staticcorpus.json"
             "model, dimensions, maxChunkChars, output, anchorStyle, generator, vectors, "
             "snippetOffsets, cacheDir, urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, "
             "timeoutSeconds, threads, maxTokens, windowOverlap, allowDownload, providerOptions, "
-            "allowExternalSymlinks",
+            "allowExternalSymlinks, language, locale",
         ),
         (
             {"output": "o"},

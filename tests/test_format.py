@@ -49,7 +49,7 @@ TINY_META = {"counts": {"chunks": 1}}
 TINY = (
     # preamble (24 bytes)
     b"SCIDX\x00\r\n"  # magic
-    b"\x09\x00"  # major 9
+    b"\x0a\x00"  # major 10
     b"\x00\x00"  # minor 0
     b"\x00\x00\x00\x00"  # flags (reserved)
     b"\xa6\x00\x00\x00\x00\x00\x00\x00"  # H = 166 header bytes
@@ -89,7 +89,7 @@ def test_tiny_exact_bytes() -> None:
 
 def test_tiny_reads_back() -> None:
     header = fmt.read_header(TINY)
-    assert header.version == (9, 0)
+    assert header.version == (10, 0)
     assert header.generator == "scidx test"
     assert header.built_utc == EPOCH
     assert header.meta == TINY_META
@@ -109,7 +109,7 @@ def test_tiny_reads_back() -> None:
 def test_constants() -> None:
     assert fmt.MAGIC == b"SCIDX\x00\r\n"
     assert len(fmt.MAGIC) == 8
-    assert fmt.FORMAT_VERSION == (9, 0)
+    assert fmt.FORMAT_VERSION == (10, 0)
     assert fmt.ALIGNMENT == 64
     assert fmt.PREAMBLE_BYTES == 24
     assert fmt.MAX_HEADER_BYTES == 1 << 20
@@ -196,7 +196,7 @@ def one_chunk_index() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
             "k1": 1.2,
             "b": 0.75,
             "avgdl": 7.0,
-            "tokenizer": "scidx-tok-2",
+            "tokenizer": "scidx-tok-3",
             "fieldWeights": {"heading": 2.0, "body": 1.0},
             "idf": "lucene",
             "queryTerms": "distinct",
@@ -479,7 +479,7 @@ def test_newer_minor_unknown_keys_and_arrays_are_accepted() -> None:
 
     data = rebuild(small_index(), future, minor=7)
     header = fmt.read_header(data)
-    assert header.version == (9, 7)
+    assert header.version == (10, 7)
     assert header.meta["newKey"] == "x"
     assert list(header.arrays) == ["a", "b", "s.data", "s.offsets"]  # unknown arrays are listed
     fmt.verify_checksums(data, header)
@@ -573,29 +573,29 @@ def test_empty_or_short_file_is_truncated() -> None:
 
 
 def test_newer_major_message() -> None:
-    data = rebuild(TINY, major=10, minor=3)
+    data = rebuild(TINY, major=11, minor=3)
     assert message(UnsupportedFormatVersionError, data, source="docs.scidx") == (
-        "docs.scidx was written with format 10.3; this scidx reads format 9.x. "
+        "docs.scidx was written with format 11.3; this scidx reads format 10.x. "
         "Rebuild it with `toolup-rag pack-docs` or upgrade scidx."
     )
     # Checked before the header: a newer major may change everything after the preamble.
-    garbage = rebuild(TINY, major=10, raw=b"\xc1" * 10)
+    garbage = rebuild(TINY, major=11, raw=b"\xc1" * 10)
     with pytest.raises(UnsupportedFormatVersionError):
         fmt.read_header(garbage)
 
 
 def test_older_major_message() -> None:
     assert message(UnsupportedFormatVersionError, rebuild(TINY, major=1, minor=1)) == (
-        "<buffer> was written with format 1.1; this scidx reads format 9.x. "
+        "<buffer> was written with format 1.1; this scidx reads format 10.x. "
         "Rebuild it with `toolup-rag pack-docs`."
     )
     # Format 2 (8-byte snippet occurrences, <u4 posting rows), format 3 (float32 impacts) and
     # format 4 (stored Markdown chunk ids), format 5 (<u2 posting rows and <u1 codes) and
     # format 6 (heading paths stored whole) and format 7 (string tables stored raw) and format 8
     # (4-byte snippet occurrences, the Markdown first in each text record) are refused the same way.
-    for major in (2, 3, 4, 5, 6, 7, 8):
+    for major in (2, 3, 4, 5, 6, 7, 8, 9):
         assert message(UnsupportedFormatVersionError, rebuild(TINY, major=major, minor=0)) == (
-            f"<buffer> was written with format {major}.0; this scidx reads format 9.x. "
+            f"<buffer> was written with format {major}.0; this scidx reads format 10.x. "
             "Rebuild it with `toolup-rag pack-docs`."
         )
 

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from scidx.errors import CorruptIndexError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
+from scidx.index.languages import ENGLISH, PageLanguages
 from scidx.index.vectors import VectorStore
 from scidx.index.windows import Windows
 
@@ -79,6 +80,8 @@ class Corpus:
     #: ``window.*``: the later windows of chunks longer than the model's input limit, scored
     #: by their best window (FORMAT.md §2.11); None when the index has none.
     windows: Windows | None = None
+    #: The pages' languages (``meta.language``, ``source.lang``; issue 42).
+    languages: PageLanguages = ENGLISH
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

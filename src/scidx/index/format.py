@@ -86,7 +86,7 @@ __all__ = [
 MAGIC = b"SCIDX\x00\r\n"
 """First 8 bytes of every index. The NUL stops text tools; CR LF detects newline mangling (PNG)."""
 
-FORMAT_VERSION: tuple[int, int] = (9, 0)
+FORMAT_VERSION: tuple[int, int] = (10, 0)
 """(major, minor). Major: any layout or meaning change. Minor: additive header keys or arrays
 (1.1: the optional ``snippet.*`` arrays; 2.0: chunk texts compressed in ``text.*``; 4.0:
 term-frequency codes and idf tables instead of float32 impacts, the ``<f8`` dtype; 4.1:

@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from scidx.tokenize import run_terms
+from scidx.tokenize import CJK_CLASS, cjk_unit_end, normalize, run_terms
 
 __all__ = [
     "CODE_END",
@@ -30,6 +30,7 @@ __all__ = [
     "fold",
     "highlight_html",
     "needle",
+    "starts_unit",
     "Part",
     "part_of",
     "parts_of",
@@ -165,24 +166,11 @@ def scan(
     if not flat or not wanted:
         return []
     piece = fold(flat) if folded is None else folded
-    starts: list[int] = []
-    add = starts.append
-    find = piece.find
-    # One scan of the piece per needle; the work per occurrence is kept to a few operations.
-    for needle in needles:
-        pos = find(needle) if needle else -1
-        while pos != -1:
-            if not pos:
-                add(0)
-            else:
-                prev = piece[pos - 1]
-                if not prev.isalnum():  # the needle starts a word, or follows an "_" in one
-                    add(_word_start(piece, pos) if prev == "_" else pos)
-            pos = find(needle, pos + 1)
+    starts = _candidates(piece, needles)
     if not starts:
         return []
     out: list[tuple[int, int, str]] = []
-    word_at = _WORD.match
+    word_at = _UNIT.match
     if seen is None:
         seen = {}  # a word's verdict: a page repeats its query's words
     for start in sorted(set(starts)) if len(starts) > 1 else starts:
@@ -190,6 +178,11 @@ def scan(
         if run is None:
             continue
         word = run.group()
+        if _IS_CJK(word) is not None:
+            found = _cjk_unit_term(flat, start, wanted)
+            if found is not None:
+                out.append((start, *found))
+            continue
         term = seen.get(word, _UNSEEN)
         if term is _UNSEEN:
             term = None
@@ -203,7 +196,64 @@ def scan(
     return out
 
 
+def _candidates(piece: str, needles: Iterable[str]) -> list[int]:
+    """Where in the folded text a needle starts a unit (see :func:`scan`)."""
+    starts: list[int] = []
+    add = starts.append
+    find = piece.find
+    # One scan of the piece per needle; the work per occurrence is kept to a few operations.
+    for needle in needles:
+        pos = find(needle) if needle else -1
+        while pos != -1:
+            if not pos:
+                add(0)
+            else:
+                prev = piece[pos - 1]
+                if not prev.isalnum():  # the needle starts a word, or follows an "_" in one
+                    add(_word_start(piece, pos) if prev == "_" else pos)
+                elif _IS_CJK(prev) is not None or _IS_CJK(piece[pos]) is not None:
+                    add(pos)  # a CJK bigram starts anywhere; a Latin word after CJK text
+            pos = find(needle, pos + 1)
+    return starts
+
+
 _UNSEEN: Any = object()
+
+# --- languages (issue 42): CJK text is matched a bigram at a time -------------------------------
+_IS_CJK = re.compile(f"[{CJK_CLASS}]").match
+# A scan candidate: a \w+ run without CJK (as before), or one CJK bigram or lone character.
+_UNIT = re.compile(f"[^\\W{CJK_CLASS}]+|[{CJK_CLASS}]")
+
+
+def starts_unit(low: str, pos: int) -> bool:
+    """Whether a needle found at ``pos`` of folded text can start a tokenizer unit there.
+
+    At a word start, after a non-alphanumeric character (``_`` inside an identifier), at any
+    CJK character (bigrams overlap) and where a Latin word follows CJK text.
+    """
+    if not pos:
+        return True
+    prev = low[pos - 1]
+    return not prev.isalnum() or _IS_CJK(prev) is not None or _IS_CJK(low[pos]) is not None
+
+
+def _cjk_unit_term(flat: str, start: int, wanted: frozenset[str]) -> tuple[int, str] | None:
+    """The end and query term of the CJK term starting at ``start``, if it is a query term."""
+    end = cjk_unit_end(flat, start)
+    if end == start:
+        return None
+    term = normalize(flat[start:end])
+    return (end, term) if term in wanted else None
+
+
+def _cjk_edge(flat: str, at: int) -> bool:
+    """Whether a cut at ``at`` is between two characters of which one is CJK (no spaces)."""
+    return 0 < at < len(flat) and (
+        _IS_CJK(flat[at - 1]) is not None or _IS_CJK(flat[at]) is not None
+    )
+
+
+# --- end of languages block ---------------------------------------------------------------------
 
 
 def _word_start(lower: str, pos: int) -> int:
@@ -215,11 +265,21 @@ def _word_start(lower: str, pos: int) -> int:
 
 def _word_cut(flat: str, start: int, end: int) -> tuple[int, int]:
     """Shrink ``[start, end)`` to whole words (never to nothing when a word is longer)."""
-    if start > 0 and not flat[start - 1].isspace() and not flat[start].isspace():
+    if (
+        start > 0
+        and not flat[start - 1].isspace()
+        and not flat[start].isspace()
+        and not _cjk_edge(flat, start)
+    ):
         nxt = flat.find(" ", start, end)
         if nxt != -1:
             start = nxt + 1
-    if end < len(flat) and not flat[end].isspace() and not flat[end - 1].isspace():
+    if (
+        end < len(flat)
+        and not flat[end].isspace()
+        and not flat[end - 1].isspace()
+        and not _cjk_edge(flat, end)
+    ):
         prev = flat.rfind(" ", start, end)
         if prev > start:
             end = prev

@@ -77,6 +77,7 @@ class FilterOptions(TypedDict, total=False):
     heading: str | None
     metadata: Mapping[str, Any] | None
     group: str | None
+    language: str | None
 
 
 class RankBatchOptions(FilterOptions, total=False):
@@ -152,6 +153,8 @@ class SearchParams:
     mmr: float | None = None
     rerank: Reranker | None = field(default=None, repr=False, compare=False)
     rerank_top: int | None = None
+    #: Keep pages in this language only and tokenise the query in it (issue 42).
+    language: str | None = None
 
     def __post_init__(self) -> None:
         """Validate every field once.
@@ -199,7 +202,11 @@ class SearchParams:
                 f"method), got {type(self.rerank).__name__}"
             )
         # Normalised once here: the searcher reads these on every query.
-        object.__setattr__(self, "_filters", Filters.make(self.source, self.heading, self.metadata))
+        object.__setattr__(
+            self,
+            "_filters",
+            Filters.make(self.source, self.heading, self.metadata).with_language(self.language),
+        )
 
     def widened(self, k: int) -> SearchParams:
         """These parameters with ``k`` rows and no grouping or MMR (the candidate list).
@@ -236,6 +243,7 @@ class SearchParams:
             *(type(values["min_score"]), values["min_score"], values["source"]),
             *(values["heading"], type(values["snippet_chars"]), values["snippet_chars"]),
             *(values["group"], type(values["mmr"]), values["mmr"]),
+            *(type(values["language"]), values["language"]),
         )
         # A metadata filter or a query vector is neither hashable in general nor repeated.
         memo = (

@@ -200,7 +200,7 @@ class Searcher:
             vectorless = params.query_vector is None
             for query in queries:
                 text = query.strip() if isinstance(query, str) and vectorless else ""
-                terms = query_terms(text) if text else []
+                terms = self._query_terms(text, params) if text else []
                 if not terms:  # None, not a string, no terms, a query vector: as search()
                     out.append(self._finite(self._select(query, params, None), params.mode))
                     continue
@@ -349,6 +349,11 @@ class Searcher:
             f"holds values no packer writes. {REBUILD_HINT}"
         )
 
+    def _query_terms(self, text: str, params: SearchParams) -> list[str]:
+        """The query's terms in the language asked, else in every page language (issue 42)."""
+        languages = self.corpus.languages.query_languages(params.filters.language)
+        return query_terms(text, languages)
+
     def _select(
         self,
         query: str | None,
@@ -362,7 +367,7 @@ class Searcher:
         qvec = self.encoder.check_vector(vector) if vector is not None else None
         if not text and qvec is None:
             return _NOTHING  # an empty query matches nothing (documented), in every mode
-        terms = query_terms(text) if text else []
+        terms = self._query_terms(text, params) if text else []
         stage = on_stage or _no_stage
         if params.mode == "keyword":
             if not terms:

@@ -30,14 +30,14 @@ from scidx.index.bm25 import (
 )
 from scidx.index.columns import encode_column, encode_path_column
 from scidx.index.format import encode_strings, string_table_arrays, uint_dtype
-from scidx.index.highlight import fold, needle
+from scidx.index.highlight import fold, needle, starts_unit
 from scidx.index.ids import derived_id
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.offsets import NEEDLE_CHARS, OFFSETS_VERSION, eighth
 from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 from scidx.pack.records import Record
-from scidx.tokenize import run_terms
+from scidx.tokenize import analyzer_language, run_terms, run_terms_as
 
 __all__ = [
     "BM25_B",
@@ -57,6 +57,8 @@ __all__ = [
     "built_utc",
     "canonical_json",
     "encode_records",
+    "language_arrays",
+    "record_languages",
     "record_texts",
     "snippet_texts",
     "needle_table",
@@ -164,13 +166,13 @@ def _found_by_needle(word: str, term: str) -> bool:
     low, probe = fold(word), needle(term)
     pos = low.find(probe)
     while pos != -1:
-        if not pos or not low[pos - 1].isalnum():
+        if starts_unit(low, pos):
             return True
         pos = low.find(probe, pos + 1)
     return False
 
 
-def where_block(texts: Sequence[str]) -> WhereBlock:
+def where_block(texts: Sequence[str], languages: Sequence[str] | None = None) -> WhereBlock:
     """The snippet hints of consecutive chunks, given each chunk's clean text (§2.8).
 
     The runs are the clean text's ``\\w+`` runs (flattening only changes what is between
@@ -182,7 +184,10 @@ def where_block(texts: Sequence[str]) -> WhereBlock:
     lens = np.zeros(len(texts), dtype=np.int64)
     out_hash: list[int] = []
     out_bits: list[int] = []
+    memos: dict[str, dict[str, tuple[str, ...]]] = {"en": memo}
     for i, text in enumerate(texts):
+        lang = analyzer_language(languages[i]) if languages is not None else "en"
+        memo = memos.setdefault(lang, {})
         parts = _WORDS.split(text)  # separator, word, separator, ..., separator
         # UTF-8 byte offsets: the reader inflates a text's bytes up to its window's end.
         sizes = map(len, parts) if text.isascii() else (len(p.encode()) for p in parts)
@@ -192,7 +197,8 @@ def where_block(texts: Sequence[str]) -> WhereBlock:
         for j, word in enumerate(parts[1::2], 1):
             terms = memo.get(word)
             if terms is None:
-                terms = memo[word] = tuple(dict.fromkeys(run_terms(word)))
+                made = run_terms(word) if lang == "en" else run_terms_as(word, lang)
+                terms = memo[word] = tuple(dict.fromkeys(made))
                 for t in terms:
                     if not _found_by_needle(word, t):
                         needed.add((t, fold(word)[:NEEDLE_CHARS]))
@@ -319,22 +325,35 @@ TermsAndOffsets = tuple[TermBlock, WhereBlock]
 
 
 def bm25_job(
-    headings: Sequence[str], bodies: Sequence[str], texts: Sequence[str]
+    headings: Sequence[str],
+    bodies: Sequence[str],
+    texts: Sequence[str],
+    languages: Sequence[str] | None = None,
 ) -> TermsAndOffsets:
     """Tokenise one block of records: BM25 fields into terms, snippet texts into hints.
 
     Run in a worker process (see :class:`scidx.pack.workers.Pool`) or in-process.
+    ``languages``: each record's analyzer language (:func:`record_languages`).
     """
-    return hash_terms(headings, bodies), where_block(texts)
+    return hash_terms(headings, bodies, languages), where_block(texts, languages)
+
+
+def record_languages(records: Sequence[Record]) -> list[str] | None:
+    """Each record's analyzer language, or None when every one is English (issue 42)."""
+    langs = [analyzer_language(r.language) for r in records]
+    return langs if any(lang != "en" for lang in langs) else None
 
 
 def bm25_blocks(records: Sequence[Record]) -> Iterator[TermsAndOffsets]:
     """The records' BM25 term occurrences, tokenised here one block at a time as they are read."""
     headings, bodies = _bm25_fields(records)
     texts = snippet_texts(records)
+    langs = record_languages(records)
     for i in range(0, len(records), BM25_BLOCK):
         j = i + BM25_BLOCK
-        yield bm25_job(headings[i:j], bodies[i:j], texts[i:j])
+        yield bm25_job(
+            headings[i:j], bodies[i:j], texts[i:j], langs[i:j] if langs is not None else None
+        )
 
 
 BM25Built = tuple[dict[str, np.ndarray], dict[str, Any]]
@@ -554,4 +573,27 @@ def encode_records(
     ``pages``: each source's published page path (``source.page``), or None for none.
     """
     arrays, meta_part = build_index_arrays(records, vectors, bm25, pages)
-    return arrays, {**meta, **meta_part}, built_utc()
+    language = meta.get("language") or "en"
+    lang_arrays, lang_meta = language_arrays(records, str(language))
+    arrays.update(lang_arrays)
+    return arrays, {**meta, **meta_part, **lang_meta}, built_utc()
+
+
+def language_arrays(
+    records: Sequence[Record], default: str
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``source.lang`` and ``meta.language``/``meta.languages`` (FORMAT.md §2.12, issue 42).
+
+    ``source.lang`` (a row of ``meta.languages`` per source) only when the pages have more
+    than one language; a record without a language has the index's.
+    """
+    by_source: dict[str, str] = {}
+    for r in records:
+        by_source.setdefault(r.source, r.language or default)
+    languages = sorted(set(by_source.values()) | {default})
+    meta: dict[str, Any] = {"language": default, "languages": languages}
+    if len(languages) == 1:
+        return {}, meta
+    row = {lang: i for i, lang in enumerate(languages)}
+    column = np.array([row[by_source[s]] for s in sorted(by_source)], dtype=np.uint8)
+    return {"source.lang": column}, meta

@@ -111,6 +111,9 @@ KNOWN_KEYS = (
     "allowDownload",
     "providerOptions",
     "allowExternalSymlinks",
+    # Languages (issue 42).
+    "language",
+    "locale",
 )
 
 
@@ -194,6 +197,10 @@ class Config:
     allow_download: bool = False
     provider_options: dict[str, Any] | None = None
     site: Site | None = None
+    # Languages (issue 42): the pages' language when front matter and folders do not say, and
+    # the search page's UI language (default: the index's language).
+    language: str | None = None
+    locale: str | None = None
 
     @property
     def model_id(self) -> str:
@@ -242,6 +249,11 @@ class Config:
         if self.site is not None and self.site.pages is not None:
             # Only with stored page paths, so other configs keep their hash.
             out["sitePages"] = self.site.canonical()
+        # Languages (issue 42): only when set, so other configs keep their hash.
+        if self.language is not None:
+            out["language"] = self.language
+        if self.locale is not None:
+            out["locale"] = self.locale
         return out
 
     def config_hash(self) -> str:
@@ -250,6 +262,20 @@ class Config:
             self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         )
         return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
+
+
+def _languages(check: Any) -> tuple[str | None, str | None]:
+    """``language`` and ``locale`` (issue 42): language tags such as ``"de"`` or ``"zh-Hans"``."""
+    from scidx.pack.language import language_tag
+
+    out: list[str | None] = []
+    for key in ("language", "locale"):
+        value = check.optional_string(key)
+        tag = language_tag(value) if value is not None else None
+        if value is not None and tag is None:
+            raise check.fail(key, 'a language tag such as "en", "de" or "zh-Hans"')
+        out.append(tag)
+    return out[0], out[1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -580,6 +606,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
     source_root = _source_root(check)
     base_url = _base_url(check, provider)
     site, url_template, source_root = _site_urls(generator, root, url_template, source_root)
+    language, locale = _languages(check)
 
     return Config(
         root,
@@ -608,6 +635,8 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         allow_download=allow_download,
         provider_options=dict(provider_options) if provider_options else None,
         allow_external_symlinks=allow_external,
+        language=language,
+        locale=locale,
         site=site,
     )
 

@@ -429,6 +429,7 @@ def _pack_run(
     pool = Pool.start(workers, sum(f.size for f in run.files))
     try:
         valid = validate_records(chunk_all(run.files, run.cfg, pool, report))
+        valid, language = _page_languages(run.cfg, valid)
         result.chunks = len(valid)
         if dry_run:
             result.dry_run = dry_run_plan(valid, run.embedder, run.cfg.cache_dir, use_cache, seed)
@@ -440,6 +441,7 @@ def _pack_run(
         pool.close()
     pages = source_pages(run.cfg.site, valid)
     header = _header_meta(run)
+    header["language"] = language
     if "window.chunk" in vector_arrays:
         header["windows"] = run.embedder.window_policy()
     arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages)
@@ -630,6 +632,13 @@ def _header_meta(run: _Run) -> dict[str, Any]:
         "fusion": run.embedder.fusion(),
         "sourceRoot": run.cfg.source_root,
     }
+
+
+def _page_languages(cfg: Config, valid: list[Record]) -> tuple[list[Record], str]:
+    """The records with their page languages, and the index's language (issue 42)."""
+    from scidx.pack.language import assign_languages, site_languages
+
+    return assign_languages(valid, site_languages(cfg.language, cfg.generator, cfg.root))
 
 
 def _truncated(embedder: Embedder) -> list[str]:

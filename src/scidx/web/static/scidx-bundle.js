@@ -7,7 +7,7 @@
 // included (index/search.py). ES module, no dependencies.
 
 const FORMAT_MAJOR = "scidx-web/2";
-export const TOKENIZER_VERSION = "scidx-tok-2";
+export const TOKENIZER_VERSION = "scidx-tok-3";
 /** Sub-results per page with group "page" (grouping.SUB_RESULTS). */
 export const SUB_RESULTS = 3;
 
@@ -191,6 +191,7 @@ function term(word) {
 }
 
 function runTerms(run, out) {
+  if (CJK_ANY.test(run)) { cjkRunTerms(run, out); return; }
   if (run.includes("_")) {
     const parts = run.split("_").filter((p) => p);
     for (const p of parts) { const t = term(p); if (t !== null) out.push(t); }
@@ -227,6 +228,92 @@ export function wordTerms(word) {
   return t;
 }
 
+// --- languages (issue 42) ---
+// CJK text has no spaces: overlapping bigrams inside each run of one script (kanji/hanzi and
+// Hangul, hiragana, katakana), a lone character as itself (but a lone hiragana, a particle,
+// is no term); Latin parts of a CJK run are words as anywhere else (tokenize._cjk_run_terms).
+const CJK_RANGES = "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u309f\u30a0-\u30ff" +
+  "\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff" +
+  "\uf900-\ufaff\uff66-\uffdc\u{1b000}-\u{1b16f}\u{20000}-\u{3347f}";
+const CJK_ANY = new RegExp("[" + CJK_RANGES + "]", "u");
+const CJK_PARTS = new RegExp("([" + CJK_RANGES + "]+)", "u");
+const SCRIPTS = /[\u3040-\u309f]+|[\u30a0-\u30ff]+|[^\u3040-\u30ff]+/gu;
+
+function script(ch) {
+  if (!CJK_ANY.test(ch)) return 0;
+  if (ch >= "\u3040" && ch <= "\u309f") return 1;
+  return ch >= "\u30a0" && ch <= "\u30ff" ? 2 : 3;
+}
+
+function cjkRunTerms(run, out) {
+  const parts = run.split(CJK_PARTS);
+  for (let j = 0; j < parts.length; j++) {
+    const part = parts[j];
+    if (!part) continue;
+    if (j % 2 === 0) { runTerms(part, out); continue; }
+    for (const m of part.matchAll(SCRIPTS)) {
+      const seg = [...m[0]];
+      if (seg.length === 1) {
+        if (script(seg[0]) !== 1) out.push(seg[0]);
+      } else {
+        for (let i = 0; i + 1 < seg.length; i++) out.push(seg[i] + seg[i + 1]);
+      }
+    }
+  }
+}
+
+// The end (UTF-16 index) of the CJK term starting at text[at], or at when none starts there
+// (tokenize.cjk_unit_end).
+function cjkUnitEnd(text, at) {
+  const ch = String.fromCodePoint(text.codePointAt(at));
+  const kind = script(ch);
+  if (!kind) return at;
+  const next = at + ch.length;
+  if (next < text.length && script(String.fromCodePoint(text.codePointAt(next))) === kind) {
+    return next + String.fromCodePoint(text.codePointAt(next)).length;
+  }
+  if (kind === 1) return at;
+  if (at > 0) {
+    const before = text.codePointAt(at - 1);
+    const prev = (before >= 0xdc00 && before <= 0xdfff && at > 1)
+      ? String.fromCodePoint(text.codePointAt(at - 2)) : String.fromCodePoint(before);
+    if (script(prev) === kind) return at;
+  }
+  return next;
+}
+
+function cjkMatches(word, base, wanted, out) {
+  for (const m of word.matchAll(/[^\p{L}\p{N}_]|[\p{L}\p{N}_]/gu)) {
+    const at = m.index;
+    const ch = m[0];
+    if (CJK_ANY.test(ch)) {
+      const end = cjkUnitEnd(word, at);
+      if (end > at) {
+        const t = normalize(word.slice(at, end));
+        if (wanted.has(t)) out.push([base + at, base + end, t]);
+      }
+    } else if (at === 0 || CJK_ANY.test(cpBefore(word, at))) {
+      const rest = word.slice(at).match(new RegExp("^[^" + CJK_RANGES + "]+", "u"));
+      if (rest) {
+        const key = wordTerms(rest[0]).find((t) => wanted.has(t));
+        if (key !== undefined) out.push([base + at, base + at + rest[0].length, key]);
+      }
+    }
+  }
+}
+
+function cpBefore(s, at) {
+  const c = s.charCodeAt(at - 1);
+  return c >= 0xdc00 && c <= 0xdfff && at > 1 ? String.fromCodePoint(s.codePointAt(at - 2)) : s[at - 1];
+}
+
+// Whether a cut at flat[at] is next to a CJK character (no spaces there: cut anywhere).
+function cjkEdge(flat, at) {
+  return at > 0 && at < flat.length &&
+    (CJK_ANY.test(cpBefore(flat, at)) || CJK_ANY.test(String.fromCodePoint(flat.codePointAt(at))));
+}
+// --- end of languages (issue 42) ---
+
 // ---- snippets (src/scidx/index/highlight.py) -------------------------------------------------
 
 const LETTERS = /^[A-Za-z]+$/;
@@ -241,6 +328,7 @@ function matches(flat, wanted) {
   for (const t of wanted) firsts.add(t[0]);
   for (const m of flat.matchAll(WORD)) {
     const w = m[0];
+    if (CJK_ANY.test(w)) { cjkMatches(w, m.index, wanted, out); continue; }
     if (!firsts.has(w[0].toLowerCase()) && LETTERS.test(w)) continue;
     const key = wordTerms(w).find((t) => wanted.has(t));
     if (key !== undefined) out.push([m.index, m.index + m[0].length, key]);
@@ -270,11 +358,11 @@ function bestWindow(ms, budget) {
 }
 
 function wordCut(flat, start, end) {
-  if (start > 0 && flat[start - 1] !== " " && flat[start] !== " ") {
+  if (start > 0 && flat[start - 1] !== " " && flat[start] !== " " && !cjkEdge(flat, start)) {
     const next = flat.indexOf(" ", start);
     if (next !== -1 && next < end) start = next + 1;
   }
-  if (end < flat.length && flat[end] !== " " && flat[end - 1] !== " ") {
+  if (end < flat.length && flat[end] !== " " && flat[end - 1] !== " " && !cjkEdge(flat, end)) {
     const prev = flat.lastIndexOf(" ", end - 1);
     if (prev > start) end = prev;
   }
