@@ -128,3 +128,57 @@ def test_js_tokenizer_and_snippets_match_python_on_cjk(shared_dir: Path) -> None
     for (text, terms), js in zip(snips, got["s"], strict=True):
         py = build_snippet(text, terms, 80)
         assert (py.text, [list(h) for h in py.highlights]) == (js["text"], js["highlights"])
+
+
+def test_the_page_speaks_the_index_language() -> None:
+    from importlib import resources
+
+    from scidx.index.locales import LOCALES, localize_page, page_locale
+
+    page = resources.files("scidx.web").joinpath("static/index.html").read_text("utf-8")
+    assert localize_page(page, "en") == page  # English is the template itself
+    assert page_locale({"language": "zh-hans"}) == "zh-hans"
+    assert page_locale({"language": "de", "locale": "fr"}) == "fr"
+    assert page_locale({"language": "de"}, "ja") == "ja"
+    assert page_locale({"language": '"><script>'}) == "en"  # never written into the page
+    for locale in ("zh", "ja", "ko", "de", "fr", "es", "pt"):
+        out = localize_page(page, locale)
+        assert f'<html lang="{locale}">' in out
+        assert LOCALES[locale]["placeholder"] in out and "Type to search" not in out
+        assert "data-strings=" in out
+
+
+def test_model_languages_from_the_card_or_the_name(tmp_path: Path) -> None:
+    from scidx.embed.languages import covers, model_languages, uncovered_warning
+
+    assert model_languages("all-MiniLM-L6-v2-int8") == ("en",)
+    assert model_languages("paraphrase-multilingual-MiniLM-L12-v2") == ("*",)
+    assert model_languages("my-own-model") is None
+    (tmp_path / "README.md").write_text("---\nlanguage:\n- en\n- de\n---\n# card\n")
+    assert model_languages("my-own-model", tmp_path) == ("en", "de")
+    assert covers(("en",), "en-us") and not covers(("en",), "zh-hans") and covers(None, "zh")
+    warning = uncovered_warning("all-MiniLM-L6-v2", ("en",), ["zh-hans"])
+    assert "not zh-hans" in warning and "paraphrase-multilingual-MiniLM-L12-v2" in warning
+    assert uncovered_warning("m", ("*",), ["zh"]) == ""
+
+
+def test_an_english_model_gives_no_vector_only_hits_for_a_chinese_query(tmp_path: Path) -> None:
+    from scidx.embed.hashing import HashingEmbedder
+
+    class EnglishOnly(HashingEmbedder):
+        def languages(self) -> tuple[str, ...]:
+            return ("en",)
+
+    records = [
+        Record(id="a", text="插件的数据文件放在数据目录", source="a.md", language="zh"),
+        Record(id="b", text="定时任务每天早上运行", source="b.md", language="zh"),
+    ]
+    out = tmp_path / "zh.scidx"
+    result = pack_records(records, out, embedder=EnglishOnly(dimensions=64), use_cache=False)
+    assert any("covers en, not zh" in w for w in result.warnings)
+    with scidx.load(out) as idx:
+        assert idx.meta["modelLanguages"] == ["en"]
+        # Only chunks sharing a bigram with the query come back, in every mode.
+        for mode in ("vector", "hybrid"):
+            assert [h.source for h in idx.search("数据目录", mode=mode)] == ["a.md"]
+            assert idx.search("完全无关", mode=mode) == []

@@ -140,6 +140,8 @@ def _print_result(
             )
             if result.urls:
                 echo(f"URLs: {result.urls}")
+            for warning in result.warnings:  # issue 42: a model that misses the pages' language
+                echo(f"warning: {warning}", err=True)
             _print_truncated(result, verbose=verbose)
             _print_changes(result.changes)
 

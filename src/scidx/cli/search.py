@@ -96,6 +96,13 @@ def search_command(
     rerank_top: Annotated[int | None, RERANK_TOP_OPT] = None,
     rerank_option: Annotated[list[str] | None, RERANK_OPTION_OPT] = None,
     alpha: _SearchAlpha = None,
+    language: Annotated[
+        str | None,
+        typer.Option(
+            "--language",
+            help="Only pages in this language (e.g. de, zh); the query is tokenised in it.",
+        ),
+    ] = None,
 ) -> None:
     """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
@@ -124,6 +131,7 @@ def search_command(
                 rerank=reranker,
                 rerank_top=rerank_top,
                 alpha=alpha,
+                language=language,
             )
             hits = idx.search_with(query, params)
             rows = [hit.to_dict() for hit in hits]

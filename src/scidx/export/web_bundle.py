@@ -55,8 +55,9 @@ from scidx._version import __version__
 from scidx.errors import ConfigError, CorruptIndexError, OutputError
 from scidx.index.bm25 import term_postings
 from scidx.index.highlight import flatten, strip_code
+from scidx.index.locales import localize_page, page_locale
 from scidx.pack.fileio import fsync_dir
-from scidx.tokenize import TOKENIZER_VERSION, tokenize
+from scidx.tokenize import TOKENIZER_VERSION, analyzer_language, tokenize, tokenize_as
 
 if TYPE_CHECKING:
     from scidx.index.index import Index
@@ -176,10 +177,12 @@ class _Chunk:
     body: str  # what BM25 read
     flat: str  # the snippet text
     code: list[tuple[int, int]]
+    language: str = "en"  # the page's (issue 42): the analyzer its terms were made with
 
 
 def _chunks(index: Index) -> list[_Chunk]:
     out = []
+    languages = _source_languages(index)
     for i in range(len(index)):
         hit = index.chunk(i, snippet_chars=1)
         clean = hit.plain if hit.plain is not None else hit.text
@@ -199,6 +202,7 @@ def _chunks(index: Index) -> list[_Chunk]:
                 body,
                 flat,
                 code,
+                languages.get(hit.source, "en"),
             )
         )
     return out
@@ -214,9 +218,21 @@ def _heading_field(title: str, path: Sequence[str]) -> str:
 def _vocabulary(chunks: Sequence[_Chunk]) -> list[str]:
     vocab: set[str] = set()
     for c in chunks:
-        vocab.update(tokenize(_heading_field(c.title, c.heading_path)))
-        vocab.update(tokenize(c.body))
+        lang = c.language
+        if analyzer_language(lang) == "en":
+            vocab.update(tokenize(_heading_field(c.title, c.heading_path)))
+            vocab.update(tokenize(c.body))
+        else:  # issue 42: a page in a stemmed language was tokenised with its stemmer
+            vocab.update(tokenize_as(_heading_field(c.title, c.heading_path), lang))
+            vocab.update(tokenize_as(c.body, lang))
     return sorted(vocab, key=_utf16_key)
+
+
+def _source_languages(index: Index) -> dict[str, str]:
+    """Each source's page language (issue 42)."""
+    corpus = index._live().corpus  # noqa: SLF001 - the languages the packer recorded
+    langs = corpus.languages
+    return {corpus.source_path[i]: langs.of_source(i) for i in range(len(corpus.source_path))}
 
 
 _Posting = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
@@ -382,7 +398,7 @@ def _asset(name: str) -> bytes:
     return resources.files("scidx.web").joinpath("static").joinpath(name).read_bytes()
 
 
-def _page_html(title: str, names: dict[str, str]) -> bytes:
+def _page_html(title: str, names: dict[str, str], locale: str = "en") -> bytes:
     import html
 
     page = _asset("index.html").decode("utf-8")
@@ -398,7 +414,7 @@ def _page_html(title: str, names: dict[str, str]) -> bytes:
         f'<main id="app" data-bundle="{MANIFEST_NAME}" data-reader="{names["scidx-bundle.js"]}"',
     )
     page = page.replace(' The JSON API answers at <a href="search?q=">search?q=…</a>.', "")
-    return page.encode("utf-8")
+    return localize_page(page, locale).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,6 +428,7 @@ def build_web_bundle(
     title: str | None = None,
     embeddings_url: str | None = None,
     link_base: str | None = None,
+    locale: str | None = None,
 ) -> dict[str, bytes]:
     """The bundle's files (relative path → bytes) for a loaded index.
 
@@ -424,6 +441,8 @@ def build_web_bundle(
         link_base: Where relative hit URLs (an index packed without a site URL) are relative
             to, from the bundle folder: ``"../"`` for a bundle in ``site/search/`` whose
             URLs are relative to ``site/``. ``None``: the bundle folder itself.
+        locale: The page's UI language; default ``meta.locale``, else the index's language
+            (:mod:`scidx.index.locales`).
 
     Returns:
         Every file of the bundle; the same index gives the same mapping.
@@ -493,9 +512,12 @@ def build_web_bundle(
         "vectors": vectors,
         "embeddings": {"url": embeddings_url} if embeddings_url and vectors else None,
         "linkBase": link_base,
+        # Issue 42: the language queries are tokenised in (the reader stems English only
+        # until the stemmed languages' JS module is bundled) and the page languages.
+        "language": index.meta.get("language", "en"),
     }
     files[MANIFEST_NAME] = _json(manifest) + b"\n"
-    files["index.html"] = _page_html(title or "Search", names)
+    files["index.html"] = _page_html(title or "Search", names, page_locale(index.meta, locale))
     return files
 
 
@@ -506,6 +528,7 @@ def write_web_bundle(
     title: str | None = None,
     embeddings_url: str | None = None,
     link_base: str | None = None,
+    locale: str | None = None,
 ) -> BundleReport:
     """Load ``index_path`` and write its bundle to ``out`` (atomically replacing a previous one).
 
@@ -520,7 +543,7 @@ def write_web_bundle(
     _check_target(out)
     with load(index_path) as index:
         files = build_web_bundle(
-            index, title=title, embeddings_url=embeddings_url, link_base=link_base
+            index, title=title, embeddings_url=embeddings_url, link_base=link_base, locale=locale
         )
         report = BundleReport(
             out=out,

@@ -17,7 +17,14 @@ import numpy.typing as npt
 
 from scidx.errors import CorruptIndexError
 
-__all__ = ["LANGUAGE_TAG", "MAX_LANGUAGES", "PageLanguages", "page_languages", "primary"]
+__all__ = [
+    "LANGUAGE_TAG",
+    "MAX_LANGUAGES",
+    "PageLanguages",
+    "page_languages",
+    "primary",
+    "query_language",
+]
 
 #: A language tag as the packer writes it: lower case, "-"-separated, at most 35 characters.
 LANGUAGE_TAG = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8}){0,3}")
@@ -37,6 +44,15 @@ class PageLanguages:
     default: str
     languages: tuple[str, ...]
     source_lang: npt.NDArray[np.uint8] | None = None
+    #: ``meta.modelLanguages``: what the embedding model covers (``("*",)`` any; None unknown).
+    model_languages: tuple[str, ...] | None = None
+
+    def model_covers(self, language: str) -> bool:
+        """Whether the model's cosines mean something for text in ``language``."""
+        covered = self.model_languages
+        if covered is None or "*" in covered:
+            return True
+        return primary(language) in {primary(c) for c in covered}
 
     def of_source(self, i: int) -> str:
         """The language of source row ``i``."""
@@ -52,6 +68,22 @@ class PageLanguages:
 
 
 ENGLISH = PageLanguages("en", ("en",))
+
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003347f]")
+
+
+def query_language(text: str) -> str | None:
+    """A query's language when its script says it (kana: ja, Hangul: ko, Han: zh), else None."""
+    head = text[:1000]
+    if _KANA.search(head):
+        return "ja"
+    if _HANGUL.search(head):
+        return "ko"
+    if _HAN.search(head):
+        return "zh"
+    return None
 
 
 def _tag(value: object, src: str, where: str) -> str:
@@ -73,8 +105,9 @@ def page_languages(
         CorruptIndexError: A bad tag, too many languages, a default not among them, or a
             ``source.lang`` of the wrong shape or with a row past ``meta.languages``.
     """
+    model = _model_languages(meta.get("modelLanguages"), src)
     if "language" not in meta and "languages" not in meta and source_lang is None:
-        return ENGLISH
+        return ENGLISH if model is None else PageLanguages("en", ("en",), None, model)
     default = _tag(meta.get("language"), src, "meta.language")
     raw = meta.get("languages", [default])
     if not isinstance(raw, Sequence) or isinstance(raw, str) or len(raw) > MAX_LANGUAGES:
@@ -99,4 +132,17 @@ def page_languages(
                 f"{src}: `source.lang` names language {int(source_lang.max())} of "
                 f"{len(languages)}; the file is corrupt, {_REBUILD}"
             )
-    return PageLanguages(default, languages, source_lang)
+    return PageLanguages(default, languages, source_lang, model)
+
+
+def _model_languages(value: object, src: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) > MAX_LANGUAGES:
+        raise CorruptIndexError(
+            f"{src}: meta.modelLanguages must be a list of language tags; the file is corrupt, "
+            f"{_REBUILD}"
+        )
+    return tuple(
+        "*" if v == "*" else _tag(v, src, f"meta.modelLanguages[{i}]") for i, v in enumerate(value)
+    )

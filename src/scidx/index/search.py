@@ -70,6 +70,7 @@ from scidx.index.filters import FilterMasks
 from scidx.index.format import REBUILD_HINT
 from scidx.index.grouping import Group, group_rows, mmr_order
 from scidx.index.hits import Hit, HitRenderer
+from scidx.index.languages import query_language
 from scidx.index.params import DEFAULT_ALPHA, MODES, SearchParams
 from scidx.index.query import QueryEncoder, stamps_match
 from scidx.index.rerank import DEFAULT_RERANK_TOP, STAGE_RERANKING, rerank_order
@@ -349,6 +350,15 @@ class Searcher:
             f"holds values no packer writes. {REBUILD_HINT}"
         )
 
+    def _vectors_cover(self, text: str) -> bool:
+        """Whether the index's model covers the query's language (issue 42).
+
+        The query's language is its script's (CJK) or the index's; a model of unknown
+        languages is trusted, as before.
+        """
+        langs = self.corpus.languages
+        return langs.model_covers(query_language(text) or langs.default)
+
     def _query_terms(self, text: str, params: SearchParams) -> list[str]:
         """The query's terms in the language asked, else in every page language (issue 42)."""
         languages = self.corpus.languages.query_languages(params.filters.language)
@@ -392,14 +402,17 @@ class Searcher:
             scores = self.vector_scores(qvec)
             rows = np.arange(self.corpus.n, dtype=np.int64)
             if text:
-                rows = np.flatnonzero(self._evidence(terms, scores)).astype(np.int64)
+                evidence = self._evidence(terms, scores, floor=self._vectors_cover(text))
+                rows = np.flatnonzero(evidence).astype(np.int64)
                 scores = scores[rows]
         else:
-            if qvec is None:
+            alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
+            if text and vector is None and not self._vectors_cover(text):
+                alpha = 0.0  # the model's cosines mean nothing in this language: keyword only
+            elif qvec is None:
                 stage("embedding")
                 qvec = self.encoder.embed_normalised(text)
             stage("retrieval")
-            alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
             fused = self._hybrid(terms, qvec, float(alpha), evidence=bool(text))
             stage("fusion")
             if isinstance(fused, tuple):
@@ -528,9 +541,14 @@ class Searcher:
             return np.zeros(cos.shape[0], dtype=np.bool_)
         return np.asarray(cos >= float(floor), dtype=np.bool_)
 
-    def _evidence(self, terms: Sequence[str], cos: _Scores) -> npt.NDArray[np.bool_]:
-        """Chunks a text query may return: those matching a term, or clearing the floor."""
-        keep = self._floor(cos)
+    def _evidence(
+        self, terms: Sequence[str], cos: _Scores, *, floor: bool = True
+    ) -> npt.NDArray[np.bool_]:
+        """Chunks a text query may return: those matching a term, or clearing the floor.
+
+        ``floor`` False: only those matching a term (a query the model does not cover).
+        """
+        keep = self._floor(cos) if floor else np.zeros(cos.shape[0], dtype=np.bool_)
         if terms:
             keep[self.keyword_scores(terms)[0]] = True
         return keep

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ from scidx.pack.sources import ScannedInput, scan_inputs
 from scidx.pack.windows import WindowVectors, embed_windows
 from scidx.pack.workers import Pool, chunk_all
 
+_log = logging.getLogger("scidx.pack")
+
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
 
 
@@ -124,6 +127,9 @@ class PackResult:
     window_chunks: int = 0
     windows_embedded: int = 0
     windows_cached: int = 0
+    #: What the user should know about the pack (issue 42: a model that does not cover the
+    #: pages' language).
+    warnings: list[str] = field(default_factory=list)
 
     def add_windows(self, found: WindowVectors) -> None:
         """Record what :func:`~scidx.pack.windows.embed_windows` did."""
@@ -292,6 +298,8 @@ def pack_records(
     finally:
         pool.close()
     meta = _records_meta(emb, url_template, source_root)
+    warnings: list[str] = []
+    meta.update(_model_languages(emb, valid, "en", warnings))
     if found.meta is not None:
         meta["windows"] = found.meta
     arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25)
@@ -307,6 +315,7 @@ def pack_records(
         embed_seconds=embed_seconds,
     )
     result.add_windows(found)
+    result.warnings = warnings
     if output is None:
         result.data = _in_memory(arrays, meta, built)
         result.output_bytes = len(result.data)
@@ -442,6 +451,9 @@ def _pack_run(
     pages = source_pages(run.cfg.site, valid)
     header = _header_meta(run)
     header["language"] = language
+    if run.cfg.locale is not None:
+        header["locale"] = run.cfg.locale
+    header.update(_model_languages(run.embedder, valid, language, result.warnings))
     if "window.chunk" in vector_arrays:
         header["windows"] = run.embedder.window_policy()
     arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages)
@@ -639,6 +651,23 @@ def _page_languages(cfg: Config, valid: list[Record]) -> tuple[list[Record], str
     from scidx.pack.language import assign_languages, site_languages
 
     return assign_languages(valid, site_languages(cfg.language, cfg.generator, cfg.root))
+
+
+def _model_languages(
+    embedder: Embedder, valid: list[Record], language: str, warnings: list[str]
+) -> dict[str, Any]:
+    """``meta.modelLanguages`` and the warning for pages the model does not cover (issue 42)."""
+    from scidx.embed.languages import uncovered_warning
+
+    covered = embedder.languages()
+    if covered is None:
+        return {}
+    pages = sorted({r.language or language for r in valid})
+    warning = uncovered_warning(embedder.model_id, covered, pages)
+    if warning:
+        warnings.append(warning)
+        _log.warning("%s", warning)
+    return {"modelLanguages": list(covered)}
 
 
 def _truncated(embedder: Embedder) -> list[str]:

@@ -28,12 +28,23 @@
   var TYPING_MS = 400, REST_MS = 150;
   var lastInput = -Infinity, typing = false;
 
+  // --- languages (issue 42): UI strings of the page's locale (data-strings), English defaults.
+  var strings = {};
+  try { strings = JSON.parse(app.getAttribute("data-strings") || "{}") || {}; } catch (e) { strings = {}; }
+  function t(key, english, values) {
+    if (typeof strings[key] !== "string") return english;
+    var text = strings[key];
+    Object.keys(values || {}).forEach(function (name) { text = text.split("{" + name + "}").join(values[name]); });
+    return text;
+  }
+  // --- end of languages
+
   var indexes = [];
   try { indexes = JSON.parse(app.getAttribute("data-indexes") || "[]"); } catch (e) { indexes = []; }
   if (indexes.length > 1) {
     var all = document.createElement("option");
     all.value = "";
-    all.textContent = "All indexes";
+    all.textContent = t("all", "All indexes");
     picker.appendChild(all);
     indexes.forEach(function (name) {
       var option = document.createElement("option");
@@ -94,7 +105,7 @@
       }).catch(function (error) {
         if (mine !== sequence || (error && error.name === "AbortError")) return;
         clearResults();
-        setStatus("Search failed: " + (error && error.message ? error.message : error), true);
+        setStatus(t("failed", "Search failed: ") + (error && error.message ? error.message : error), true);
       });
       return;
     }
@@ -104,7 +115,7 @@
     url.searchParams.set("q", q);
     url.searchParams.set("k", String(K));
     if (picker.value) url.searchParams.set("index", picker.value);
-    setStatus("Searching…", false);
+    setStatus(t("searching", "Searching…"), false);
     fetch(url.toString(), { signal: controller.signal, headers: { Accept: "application/json" } })
       .then(function (response) {
         return response.json().then(function (body) { return { ok: response.ok, body: body }; });
@@ -114,7 +125,7 @@
         if (!answer.ok) {
           clearResults();
           var message = answer.body && answer.body.error ? answer.body.error.message : "failed";
-          setStatus("Search failed: " + message, true);
+          setStatus(t("failed", "Search failed: ") + message, true);
           return;
         }
         render(answer.body.hits || [], q);
@@ -122,7 +133,7 @@
       .catch(function (error) {
         if (error && error.name === "AbortError") return;
         if (mine !== sequence) return;
-        setStatus("Search failed: " + (error && error.message ? error.message : error), true);
+        setStatus(t("failed", "Search failed: ") + (error && error.message ? error.message : error), true);
       });
   }
 
@@ -234,12 +245,12 @@
       });
     });
     if (!hits.length) {
-      setStatus("No results for “" + q + "”.", false);
+      setStatus(t("none", "No results for “" + q + "”.", { q: q }), false);
       return;
     }
     var list = document.createElement("ol");
     list.className = "pages";
-    list.setAttribute("aria-label", "Results, grouped by page");
+    list.setAttribute("aria-label", t("grouped", "Results, grouped by page"));
     list.style.listStyle = "none";
     list.style.padding = "0";
     pages.forEach(function (page) {
@@ -272,13 +283,14 @@
     });
     results.appendChild(list);
     if (partial) {
-      setStatus("Loading more results…", false);
+      setStatus(t("more", "Loading more results…"), false);
       if (window.performance && performance.mark) performance.mark("scidx:first");
       return;
     }
     var n = hits.length;
-    setStatus(n + (n === 1 ? " result" : " results") + " on " + pages.length +
-              (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.", false);
+    setStatus(t("count", n + (n === 1 ? " result" : " results") + " on " + pages.length +
+              (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.",
+              { n: String(n), p: String(pages.length), q: q }), false);
     if (window.performance && performance.mark) performance.mark("scidx:results");
   }
 
