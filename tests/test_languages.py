@@ -59,6 +59,9 @@ def test_detection_by_script_and_function_words() -> None:
     english = "You can declare the dependencies with the parameter and they will be used " * 4
     assert detect_language(english) is None
     assert language_tag("zh_CN") == "zh-cn" and language_tag("<script>") is None
+    from scidx.tokenize import analyzer_language
+
+    assert analyzer_language("de-ch") == "de" and analyzer_language("zh-hans") == "en"
 
 
 def test_pages_keep_their_language_and_a_query_can_be_limited_to_one(tmp_path: Path) -> None:
@@ -72,7 +75,10 @@ def test_pages_keep_their_language_and_a_query_can_be_limited_to_one(tmp_path: P
     with scidx.load(out) as idx:
         assert idx.meta["languages"] == ["de", "en", "zh"]
         # German pages were stemmed as German: an inflected query finds them.
-        assert [h.source for h in idx.search("Pfadparametern", mode="keyword")] == ["de.md"]
+        found = idx.search("Pfadparametern", mode="keyword")
+        assert [h.source for h in found] == ["de.md"]
+        snip = found[0].snippet_parts  # marked by the German analyzer too
+        assert [snip.text[a:b] for a, b in snip.highlights] == ["Pfadparameter"]
         hits = idx.search("参数", mode="keyword", language="zh")
         assert [h.source for h in hits] == ["zh.md"]
         assert idx.search("parameters", mode="keyword", language="de") == []
@@ -182,3 +188,38 @@ def test_an_english_model_gives_no_vector_only_hits_for_a_chinese_query(tmp_path
         for mode in ("vector", "hybrid"):
             assert [h.source for h in idx.search("数据目录", mode=mode)] == ["a.md"]
             assert idx.search("完全无关", mode=mode) == []
+
+
+def test_js_tokenizes_stemmed_languages_as_python_given_the_same_stemmer(
+    tmp_path: Path, shared_dir: Path
+) -> None:
+    import re
+
+    from scidx.languages import stemmer, stop_words
+    from scidx.tokenize import normalize
+
+    texts = [
+        json.loads(line)["question"]
+        for line in (shared_dir / "docs-questions" / "fastapi-docs-de.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    for md in sorted((shared_dir / "corpora" / "fastapi-docs-de").rglob("*.md"))[:20]:
+        texts.append(md.read_text(encoding="utf-8", errors="replace")[:4000])
+    texts += ["Übersetzung_der_Pfade Straße 中文Abhängigkeit x", "Größe ÄÖÜ 2 a b"]
+    stem = stemmer("de")
+    words = {w for t in texts for run in re.findall(r"\w+", normalize(t)) for w in run.split("_")}
+    table = {w: stem(w) for w in sorted(words) if w}
+    module = tmp_path / "stem.mjs"
+    module.write_text(
+        "const T = new Map(Object.entries(" + json.dumps(table) + "));\n"
+        "export function stemmer(lang) { return (w) => (T.has(w) ? T.get(w) : w); }\n"
+        "export function stopWords(lang) { return " + json.dumps(sorted(stop_words("de"))) + "; }\n"
+    )
+    code = (
+        f"import fs from 'fs'; const m = await import({BUNDLE.as_uri()!r});"
+        f"m.useLanguage('de', await import({module.as_uri()!r}));"
+        "const d = JSON.parse(fs.readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify(d.map((x) => m.tokenizeIn(x))));"
+    )
+    assert _node(code, texts) == [tokenize_as(t, "de") for t in texts]

@@ -703,7 +703,7 @@ _ANALYZERS: dict[str, _Analyzer] = {}
 def analyzer_language(language: str | None) -> str:
     """The language whose stemmer and stop words tokenise text of ``language``.
 
-    A language with a stemmer is itself; every other one (``zh``, ``ja``, ``ko``, an unknown
+    A language with a stemmer is its primary subtag (``"de-ch"`` → ``"de"``); every other one (``zh``, ``ja``, ``ko``, an unknown
     tag, None) is ``"en"``: CJK text is segmented by script whatever the language, and the
     Latin words of such docs are English technical terms.
     """
@@ -711,7 +711,8 @@ def analyzer_language(language: str | None) -> str:
         return "en"
     from scidx.languages import STEMMED_LANGUAGES
 
-    return language if language in STEMMED_LANGUAGES else "en"
+    primary = language.split("-", 1)[0].lower()  # "de-ch" is German
+    return primary if primary in STEMMED_LANGUAGES else "en"
 
 
 def _analyzer(language: str) -> _Analyzer:

@@ -228,6 +228,22 @@ def _vocabulary(chunks: Sequence[_Chunk]) -> list[str]:
     return sorted(vocab, key=_utf16_key)
 
 
+def _stem_module(index: Index, put: Callable[[str, bytes, str, int], str]) -> str | None:
+    """The stemmers' JS module, bundled when a page's language is stemmed (issue 42).
+
+    The reader imports it to tokenise queries in the index's language; None when every page
+    is tokenised as English (or the module is not installed).
+    """
+    langs = index._live().corpus.languages.languages  # noqa: SLF001
+    if all(analyzer_language(lang) == "en" for lang in langs):
+        return None
+    try:
+        data = _asset("scidx-stem.js")
+    except OSError:
+        return None
+    return put("assets/scidx-stem.", data, ".js", 12)
+
+
 def _source_languages(index: Index) -> dict[str, str]:
     """Each source's page language (issue 42)."""
     corpus = index._live().corpus  # noqa: SLF001 - the languages the packer recorded
@@ -492,6 +508,7 @@ def build_web_bundle(
         stem, ext = asset.rsplit(".", 1)
         data = _asset(asset)
         names[asset] = put(f"assets/{stem}.", data, f".{ext}", 12)
+    stem_module = _stem_module(index, put)
     stamp = index.stamp
     # The index's fusion settings as opened (defaults filled in, ``vectorFloor`` null when it
     # has none): the reader's vector and hybrid modes apply the same evidence rule.
@@ -515,6 +532,7 @@ def build_web_bundle(
         # Issue 42: the language queries are tokenised in (the reader stems English only
         # until the stemmed languages' JS module is bundled) and the page languages.
         "language": index.meta.get("language", "en"),
+        "stem": stem_module,
     }
     files[MANIFEST_NAME] = _json(manifest) + b"\n"
     files["index.html"] = _page_html(title or "Search", names, page_locale(index.meta, locale))

@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from scidx.tokenize import CJK_CLASS, cjk_unit_end, normalize, run_terms
+from scidx.tokenize import CJK_CLASS, cjk_unit_end, normalize, run_terms, run_terms_as
 
 __all__ = [
     "CODE_END",
@@ -152,6 +152,7 @@ def scan(
     wanted: frozenset[str],
     seen: dict[str, str | None] | None = None,
     folded: str | None = None,
+    languages: Sequence[str] = (),
 ) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of every run of ``flat`` that makes a query term, ascending.
 
@@ -161,7 +162,8 @@ def scan(
     not mark "article"), each with the first of its terms that is a query term. With every
     needle of every wanted term (:meth:`scidx.index.offsets.SnippetHints.needles`) that is
     every such run. ``seen`` remembers each word's verdict for these ``wanted`` terms (the
-    parts of a page share one).
+    parts of a page share one). ``languages``: the analyzers the index's pages were tokenised
+    with when any is not English (issue 42); a run counts when one of them makes a query term.
     """
     if not flat or not wanted:
         return []
@@ -186,7 +188,7 @@ def scan(
         term = seen.get(word, _UNSEEN)
         if term is _UNSEEN:
             term = None
-            for made in run_terms(word):
+            for made in run_terms(word) if not languages else _terms_in(word, languages):
                 if made in wanted:
                     term = made  # the run's first query term counts
                     break
@@ -223,6 +225,11 @@ _UNSEEN: Any = object()
 _IS_CJK = re.compile(f"[{CJK_CLASS}]").match
 # A scan candidate: a \w+ run without CJK (as before), or one CJK bigram or lone character.
 _UNIT = re.compile(f"[^\\W{CJK_CLASS}]+|[{CJK_CLASS}]")
+
+
+def _terms_in(word: str, languages: Sequence[str]) -> list[str]:
+    """The terms each of ``languages``' analyzers makes of ``word``, in turn."""
+    return [t for lang in languages for t in run_terms_as(word, lang)]
 
 
 def starts_unit(low: str, pos: int) -> bool:
@@ -336,7 +343,9 @@ def _clip(
     )
 
 
-def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
+def build_snippet(
+    text: str, terms: Sequence[str], limit: int = 240, languages: Sequence[str] = ()
+) -> Snippet:
     """The passage of ``text`` that best covers the query terms, with its highlights.
 
     The window of at most ``limit`` characters holding the most distinct query terms (then the
@@ -348,6 +357,8 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
         text: A chunk's clean text (code between ``CODE_START``/``CODE_END``) or any text.
         terms: Query terms from :func:`scidx.tokenize.tokenize`.
         limit: Maximum length in characters (>= 1).
+        languages: The analyzers the text's terms were made with, when not English only
+            (issue 42; see :func:`scan`).
 
     Returns:
         The :class:`Snippet`.
@@ -359,7 +370,7 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
     """
     wanted = frozenset(t for t in terms if t)
     needles = sorted({needle(t) for t in wanted})
-    return snippets_of_parts([whole_part(text)], needles, wanted, limit)[0]
+    return snippets_of_parts([whole_part(text)], needles, wanted, limit, languages)[0]
 
 
 class Part(NamedTuple):
@@ -437,7 +448,11 @@ _new_part = tuple.__new__
 
 
 def snippets_of_parts(
-    parts: Sequence[Part], needles: Iterable[str], wanted: frozenset[str], limit: int = 240
+    parts: Sequence[Part],
+    needles: Iterable[str],
+    wanted: frozenset[str],
+    limit: int = 240,
+    languages: Sequence[str] = (),
 ) -> list[Snippet]:
     """The snippet of each part: its best window (as :func:`build_snippet`), its marks.
 
@@ -449,14 +464,15 @@ def snippets_of_parts(
     seen: dict[str, str | None] = {}
     if len(parts) == 1:
         part = parts[0]
-        return [snippet_of_part(part, scan(part.flat, needles, wanted, seen), limit)]
+        found = scan(part.flat, needles, wanted, seen, None, languages)
+        return [snippet_of_part(part, found, limit)]
     # The parts are scanned as one text (one pass per needle for them all). Folding is done
     # part by part when one is not ASCII: str.lower takes its slow path for a whole text
     # with a single wide character, and the ASCII parts need only the fast one.
     flats = [part.flat for part in parts]
     joined = "\n".join(flats)  # "\n" ends every run
     folded = None if joined.isascii() else "\n".join([fold(flat) for flat in flats])
-    matches = scan(joined, needles, wanted, seen, folded)
+    matches = scan(joined, needles, wanted, seen, folded, languages)
     # Each part's matches are a slice of them, in the joined text's offsets (``base``).
     starts = [m[0] for m in matches]
     out: list[Snippet] = []

@@ -211,12 +211,13 @@ export function tokenize(text) {
 
 /** The distinct terms of a query, first occurrence first (bm25.query_terms). */
 export function queryTerms(query) {
-  return [...new Set(tokenize(query))];
+  return [...new Set(tokenizeIn(query))];
 }
 
 const WORD_TERMS = new Map();
 /** The terms one \w+ run as written makes (tokenize.run_terms), memoised. */
 export function wordTerms(word) {
+  if (ANALYZER !== null) return tokenizeIn(word); // issue 42 (the analyzer memoises runs)
   let t = WORD_TERMS.get(word);
   if (t === undefined) {
     t = tokenize(word);
@@ -312,6 +313,63 @@ function cjkEdge(flat, at) {
   return at > 0 && at < flat.length &&
     (CJK_ANY.test(cpBefore(flat, at)) || CJK_ANY.test(String.fromCodePoint(flat.codePointAt(at))));
 }
+// Stemmed languages: a bundle whose pages are German, French, ... bundles the stemmers' module
+// (manifest.stem, scidx-stem.js: stemmer(lang), stopWords(lang)); its queries and snippets
+// are then tokenised as tokenize.tokenize_as does (tokenize._Analyzer).
+const STEMMED = new Set(["de", "fr", "es", "pt", "it", "nl"]);
+let ANALYZER = null; // { stem, stop, runs: Map } of the open bundle's language, null: English
+const LETTERS_ONLY = /^\p{L}+$/u;
+
+/** The language whose stemmer tokenises text of lang (tokenize.analyzer_language). */
+export function analyzerLanguage(lang) {
+  const primary = String(lang || "en").split("-")[0].toLowerCase();
+  return STEMMED.has(primary) ? primary : "en";
+}
+
+/** Tokenise queries and snippets in lang with the stemmers of module (English: null). */
+export function useLanguage(lang, module) {
+  const l = analyzerLanguage(lang);
+  ANALYZER = l === "en" || !module ? null
+    : { stem: module.stemmer(l), stop: new Set(module.stopWords(l)), runs: new Map() };
+}
+
+function analyzerTerm(a, word) {
+  if (a.stop.has(word)) return null;
+  if ([...word].length === 1 && !ONE_DIGIT.test(word)) return null;
+  return LETTERS_ONLY.test(word) ? a.stem(word) : word;
+}
+
+function analyzerRun(a, run, out) {
+  let made = a.runs.get(run);
+  if (made === undefined) {
+    made = [];
+    if (CJK_ANY.test(run)) {
+      const parts = run.split(CJK_PARTS);
+      for (let j = 0; j < parts.length; j++) {
+        if (!parts[j]) continue;
+        if (j % 2 === 0) analyzerRun(a, parts[j], made);
+        else cjkRunTerms(parts[j], made);
+      }
+    } else if (run.includes("_")) {
+      const parts = run.split("_").filter((p) => p);
+      for (const p of parts) { const t = analyzerTerm(a, p); if (t !== null) made.push(t); }
+      if (parts.length > 1) made.push(parts.join("_"));
+    } else {
+      const t = analyzerTerm(a, run);
+      if (t !== null) made.push(t);
+    }
+    if (run.length <= 256) { if (a.runs.size > 100000) a.runs.clear(); a.runs.set(run, made); }
+  }
+  for (const t of made) out.push(t);
+}
+
+/** tokenize() in the open bundle's language (tokenize.tokenize_as). */
+export function tokenizeIn(text) {
+  if (ANALYZER === null) return tokenize(text);
+  const out = [];
+  for (const m of normalize(text).matchAll(WORD)) analyzerRun(ANALYZER, m[0], out);
+  return out;
+}
 // --- end of languages (issue 42) ---
 
 // ---- snippets (src/scidx/index/highlight.py) -------------------------------------------------
@@ -329,7 +387,7 @@ function matches(flat, wanted) {
   for (const m of flat.matchAll(WORD)) {
     const w = m[0];
     if (CJK_ANY.test(w)) { cjkMatches(w, m.index, wanted, out); continue; }
-    if (!firsts.has(w[0].toLowerCase()) && LETTERS.test(w)) continue;
+    if (ANALYZER === null && !firsts.has(w[0].toLowerCase()) && LETTERS.test(w)) continue;
     const key = wordTerms(w).find((t) => wanted.has(t));
     if (key !== undefined) out.push([m.index, m.index + m[0].length, key]);
   }
@@ -611,6 +669,9 @@ export class Bundle {
     }
     const bundle = new Bundle(new URL(url, location.href).href, manifest);
     bundle.embed = options.embeddings || manifest.embeddings || null;
+    // Issue 42: queries in the index's language (its stemmers' module is bundled).
+    if (manifest.stem) useLanguage(manifest.language, await import(new URL(manifest.stem, bundle.url).href));
+    else useLanguage("en", null);
     return bundle;
   }
 
