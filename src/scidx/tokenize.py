@@ -704,8 +704,9 @@ def analyzer_language(language: str | None) -> str:
     """The language whose stemmer and stop words tokenise text of ``language``.
 
     A language with a stemmer is its primary subtag (``"de-ch"`` → ``"de"``); every other
-    one (``zh``, ``ja``, ``ko``, an unknown tag, None) is ``"en"``: CJK text is segmented by script whatever the language, and the
-    Latin words of such docs are English technical terms.
+    one (``zh``, ``ja``, ``ko``, an unknown tag, None) is ``"en"``: CJK text is segmented
+    by script whatever the language, and the Latin words of such docs are English technical
+    terms.
     """
     if not language or language == "en":
         return "en"
