@@ -97,6 +97,18 @@ def test_a_hostile_language_tag_is_a_corrupt_index() -> None:
         )
 
 
+def test_a_hostile_language_tag_in_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    from support.indexes import rewrite
+
+    out = tmp_path / "a.scidx"
+    pack_records([Record(id="a", text="hello", source="a.md", language="de")], out)
+    data = out.read_bytes()
+    for key, value in (("language", "<script>alert(1)</script>"), ("languages", ["x" * 10**5])):
+        bad = rewrite(data, lambda arrays, meta, k=key, v=value: meta.__setitem__(k, v))
+        with pytest.raises(CorruptIndexError, match="not a language tag|meta.languages"):
+            scidx.load_bytes(bad, source="bad.scidx")
+
+
 def _node(code: str, data: object) -> object:
     node = shutil.which("node")
     if node is None:
@@ -120,6 +132,7 @@ def test_js_tokenizer_and_snippets_match_python_on_cjk(shared_dir: Path) -> None
         for md in sorted((shared_dir / "corpora" / corpus).rglob("*.md"))[:30]:
             texts.append(md.read_text(encoding="utf-8", errors="replace")[:3000])
     texts += ["설정을 변경하려면", "𠀀𠀁a𠀂 々〆 ｶﾞｷﾞ", "e\u0301 😀中😀文", "中" * 10_000, "a中b_c中"]
+    texts += ["\ud800中\udfff文 a\udc00b"]  # lone surrogates: never a word character
     questions = [t for t in texts if any("\u3040" <= ch <= "\u9fff" for ch in t[:40])][:40]
     snips = [(flatten(t)[0], tokenize(q)) for t, q in zip(texts[-60:], questions * 2, strict=False)]
     code = (

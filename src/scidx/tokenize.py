@@ -4,11 +4,16 @@ Contract: :func:`tokenize` is a pure function of its input text and :data:`TOKEN
 The packer records the version in ``meta["bm25"]["tokenizer"]``; the runtime tokenises queries
 with the same function, so any change to the output for some input MUST bump the version.
 
-Pipeline (``scidx-tok-2``; ``scidx-tok-1`` differed only in the stemmer fixes listed below):
+Pipeline (``scidx-tok-3``: ``scidx-tok-2`` plus the CJK segmentation of step 2b and the
+per-language analyzers at the end of the module, issue 42; ``scidx-tok-1`` differed from
+``scidx-tok-2`` only in the stemmer fixes listed below):
 
 1. Unicode NFKC, then ``str.casefold`` (``"Straße"`` → ``"strasse"``, full-width letters → ASCII).
 2. Split into runs of letters/digits/underscore (``\\w+``). Punctuation such as ``-``, ``.``,
    ``/`` and ``'`` separates words, so ``--force`` → ``force`` and ``IL-6`` → ``il``, ``6``.
+2b. A run holding CJK characters (Han, kana, Hangul) is cut into script segments, each made
+   overlapping character bigrams ("组件注册" → "组件", "件注", "注册"; a lone character is
+   itself, a lone hiragana nothing); its Latin and digit parts go through the steps below.
 3. A run containing ``_`` (``max_chunk_chars``) yields its parts *and* the whole identifier, so a
    query for either the identifier or its words matches.
 4. English stop-words (:data:`STOP_WORDS`) are dropped; so are one-character letter tokens
