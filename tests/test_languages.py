@@ -236,3 +236,23 @@ def test_js_tokenizes_stemmed_languages_as_python_given_the_same_stemmer(
         "process.stdout.write(JSON.stringify(d.map((x) => m.tokenizeIn(x))));"
     )
     assert _node(code, texts) == [tokenize_as(t, "de") for t in texts]
+
+
+def test_generator_languages_are_read_in_bounded_time(tmp_path: Path) -> None:
+    import time
+
+    from scidx.pack.language import site_languages
+
+    # A long theme block without `language:` once made a regex backtrack for a minute.
+    theme = "theme:\n" + "".join(f"  {'x' * 20}{i}: {' ' * 30}value\n" for i in range(400))
+    (tmp_path / "mkdocs.yml").write_text(theme + "nav:\n  - a.md\n")
+    started = time.perf_counter()
+    assert site_languages(None, "mkdocs", tmp_path).generator is None
+    assert time.perf_counter() - started < 1.0
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\ntheme:\n  name: material\n  language: de\n")
+    assert site_languages(None, "mkdocs", tmp_path).generator == "de"
+    site = tmp_path / "site"
+    (site / "i18n" / "zh-Hans").mkdir(parents=True)
+    (site / "docusaurus.config.ts").write_text("i18n: { defaultLocale: 'en', locales: [] }")
+    found = site_languages(None, "docusaurus", tmp_path)
+    assert found.generator == "en" and found.folders == (("site/i18n/zh-Hans/", "zh-hans"),)
