@@ -37,7 +37,7 @@ from scidx.index.offsets import NEEDLE_CHARS, OFFSETS_VERSION, eighth
 from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 from scidx.pack.records import Record
-from scidx.tokenize import analyzer_language, run_terms, run_terms_as
+from scidx.tokenize import CJK_CLASS, analyzer_language, run_terms, run_terms_as
 
 __all__ = [
     "BM25_B",
@@ -155,15 +155,20 @@ class WhereBlock:
 # Words and what separates them, in one C call (no match object per word): the offsets come
 # from the lengths. The same \w+ runs as scidx.tokenize.term_spans.
 _WORDS = re.compile(r"(\w+)")
+_CJK_FIRST = re.compile(f"[{CJK_CLASS}]").match
 
 
-def _found_by_needle(word: str, term: str) -> bool:
+def _found_by_needle(word: str, term: str, low: str | None = None) -> bool:
     """Whether the snippet scan finds ``word`` for ``term`` with the term's derived needle.
 
     The scan (:func:`scidx.index.highlight.scan`) looks for the needle in the folded text
     where it starts a word or follows a non-alphanumeric character inside one (an ``_``).
+    ``low``: ``fold(word)``, when the caller has it.
     """
-    low, probe = fold(word), needle(term)
+    low = fold(word) if low is None else low
+    if _CJK_FIRST(term) is not None:
+        return term in low  # a CJK term's needle is itself, found at any CJK character
+    probe = needle(term)
     pos = low.find(probe)
     while pos != -1:
         if starts_unit(low, pos):
@@ -199,9 +204,10 @@ def where_block(texts: Sequence[str], languages: Sequence[str] | None = None) ->
             if terms is None:
                 made = run_terms(word) if lang == "en" else run_terms_as(word, lang)
                 terms = memo[word] = tuple(dict.fromkeys(made))
+                low = fold(word)
                 for t in terms:
-                    if not _found_by_needle(word, t):
-                        needed.add((t, fold(word)[:NEEDLE_CHARS]))
+                    if not _found_by_needle(word, t, low):
+                        needed.add((t, low[:NEEDLE_CHARS]))
             if terms:
                 bit = 1 << eighth(ends[2 * j - 2], size)
                 for t in terms:
