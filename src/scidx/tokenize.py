@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = [
     "CJK_CLASS",
@@ -653,10 +654,9 @@ class _Analyzer:
     """One stemmed language's run rule, with its own memo (as the English module state)."""
 
     def __init__(self, language: str) -> None:
-        from scidx.languages import stemmer, stop_words
-
-        self.stem = stemmer(language)
-        self.stop = stop_words(language)
+        api = _stemmers()
+        self.stem = api.stemmer(language)
+        self.stop = api.stop_words(language)
         self.runs: dict[str, str] = {}
         self.stems: dict[str, str] = {}
 
@@ -705,6 +705,20 @@ class _Analyzer:
 _ANALYZERS: dict[str, _Analyzer] = {}
 
 
+def _stemmers() -> Any:
+    """The non-English stemmers and stop words: ``scidx.snowball`` (the stem module).
+
+    Imported by name when first needed (``scidx.languages`` imports this module, so this
+    module must not import it); ``scidx.languages`` where ``scidx.snowball`` is absent.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module("scidx.snowball")
+    except ImportError:
+        return importlib.import_module("scidx.languages")
+
+
 def analyzer_language(language: str | None) -> str:
     """The language whose stemmer and stop words tokenise text of ``language``.
 
@@ -715,10 +729,10 @@ def analyzer_language(language: str | None) -> str:
     """
     if not language or language == "en":
         return "en"
-    from scidx.languages import STEMMED_LANGUAGES
-
+    api = _stemmers()
+    languages = getattr(api, "SNOWBALL_LANGUAGES", None) or api.STEMMED_LANGUAGES
     primary = language.split("-", 1)[0].lower()  # "de-ch" is German
-    return primary if primary in STEMMED_LANGUAGES else "en"
+    return primary if primary in languages else "en"
 
 
 def _analyzer(language: str) -> _Analyzer:
