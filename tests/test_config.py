@@ -239,7 +239,7 @@ P = "staticcorpus.json"
             "model, dimensions, maxChunkChars, output, anchorStyle, generator, vectors, "
             "snippetOffsets, cacheDir, urlTemplate, sourceRoot, baseUrl, batchSize, concurrency, "
             "timeoutSeconds, threads, maxTokens, windowOverlap, allowDownload, providerOptions, "
-            "allowExternalSymlinks, version, versions",
+            "allowExternalSymlinks, version, versions, language, locale",
         ),
         (
             {"output": "o"},

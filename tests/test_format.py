@@ -196,7 +196,7 @@ def one_chunk_index() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
             "k1": 1.2,
             "b": 0.75,
             "avgdl": 7.0,
-            "tokenizer": "scidx-tok-2",
+            "tokenizer": "scidx-tok-3",
             "fieldWeights": {"heading": 2.0, "body": 1.0},
             "idf": "lucene",
             "queryTerms": "distinct",

@@ -54,7 +54,7 @@ def test_load_file_and_basic_properties(index_path: Path) -> None:
     with load(index_path) as idx:
         assert len(idx) == 3
         assert idx.stamp["provider"] == "hashing"
-        assert idx.meta["bm25"]["tokenizer"] == "scidx-tok-2"
+        assert idx.meta["bm25"]["tokenizer"] == "scidx-tok-3"
         assert idx.source == str(index_path)
         assert idx.header.version[0] == format.FORMAT_VERSION[0]
         hits = idx.search("kubectl", mode="keyword")
@@ -339,7 +339,7 @@ def test_tokenizer_version_mismatch_is_unsupported() -> None:
         load_bytes(data, source="old.scidx")
     assert str(info.value) == (
         "old.scidx: the keyword index was built with tokenizer 'scidx-tok-99', but this scidx "
-        "uses 'scidx-tok-2'; rebuild the index with `toolup-rag pack-docs` or install the "
+        "uses 'scidx-tok-3'; rebuild the index with `toolup-rag pack-docs` or install the "
         "scidx version that built it."
     )
 

@@ -20,7 +20,7 @@ from scidx.tokenize import _porter2 as _porter2  # the algorithm itself, without
 
 
 def test_version() -> None:
-    assert TOKENIZER_VERSION == "scidx-tok-2"
+    assert TOKENIZER_VERSION == "scidx-tok-3"
 
 
 @pytest.mark.parametrize(

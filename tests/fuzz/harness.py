@@ -279,7 +279,7 @@ _STRINGS = [
     "[]",
     '{"a":',
     "scidx-tok-1",
-    "scidx-tok-2",
+    "scidx-tok-3",
     "hashing",
     "hashing-v2",
     "l2",

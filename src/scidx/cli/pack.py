@@ -149,6 +149,8 @@ def _print_result(
             if result.versions:
                 echo(f"versions: {result.versions}")
             _print_includes(result, verbose=verbose)
+            for warning in result.warnings:  # issue 42: a model that misses the pages' language
+                echo(f"warning: {warning}", err=True)
             _print_truncated(result, verbose=verbose)
             _print_changes(result.changes)
 

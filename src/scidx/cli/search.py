@@ -125,6 +125,13 @@ def search_command(
             "matches the words it starts.",
         ),
     ] = False,
+    language: Annotated[
+        str | None,
+        typer.Option(
+            "--language",
+            help="Only pages in this language (e.g. de, zh); the query is tokenised in it.",
+        ),
+    ] = None,
 ) -> None:
     """Search an index and print the best hits, the query's words marked in each snippet."""
     from scidx.index.index import load
@@ -156,6 +163,7 @@ def search_command(
                 version=doc_version,
                 fuzzy=fuzzy,
                 prefix=prefix,
+                language=language,
             )
             hits = idx.search_with(query, params)
             rows = [hit.to_dict() for hit in hits]

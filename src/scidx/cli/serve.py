@@ -192,6 +192,14 @@ def serve_command(
     access_log: _AccessLog = False,
     model_dir: _ModelDir = None,
     keyword_only: _KeywordOnly = False,
+    locale: Annotated[
+        str | None,
+        typer.Option(
+            "--locale",
+            help="The page's UI language (en, zh, ja, ko, de, fr, es, pt; default: "
+            "the first index's).",
+        ),
+    ] = None,
 ) -> None:
     """Serve indexes over HTTP: a search page, GET /search and OpenAI's vector-store API.
 
@@ -242,7 +250,7 @@ def serve_command(
         sock = _listen(host, port)
         allowed = (host, sock.getsockname()[0], "localhost", *(allowed_host or ()))
         settings = dataclasses.replace(settings, allowed_hosts=allowed)
-        web_app = create_app(store, settings, title=title)
+        web_app = create_app(store, settings, title=title, locale=locale)
     except ScidxError as exc:
         if store is not None:
             store.close()

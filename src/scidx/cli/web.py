@@ -29,6 +29,13 @@ def export_web_command(
             "(semantic indexes; default: keyword only).",
         ),
     ] = None,
+    locale: Annotated[
+        str | None,
+        typer.Option(
+            "--locale",
+            help="The page's UI language (en, zh, ja, ko, de, fr, es, pt; default: the index's).",
+        ),
+    ] = None,
 ) -> None:
     """Write a static search bundle: open OUT/index.html from any static host, no server.
 
@@ -38,7 +45,9 @@ def export_web_command(
     from scidx.export.web_bundle import write_web_bundle
 
     try:
-        report = write_web_bundle(index, out, title=title, embeddings_url=embeddings_url)
+        report = write_web_bundle(
+            index, out, title=title, embeddings_url=embeddings_url, locale=locale
+        )
     except ScidxError as exc:
         fail(exc)
     except OSError as exc:

@@ -99,6 +99,13 @@ class Embedder(ABC):
         """
         return [[] for _ in texts]
 
+    def languages(self) -> tuple[str, ...] | None:
+        """The languages this provider's vectors are meaningful in (issue 42).
+
+        ``("*",)``: any; None: unknown (the default: nothing is warned or changed).
+        """
+        return None
+
     def fusion(self) -> dict[str, Any]:
         """Hybrid-search fusion settings for indexes of this provider (``meta.fusion``).
 

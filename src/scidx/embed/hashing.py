@@ -140,6 +140,10 @@ class HashingEmbedder(Embedder):
         self.dimensions = int(dimensions)
         self._table = _TermTable()
 
+    def languages(self) -> tuple[str, ...]:
+        """Any language: it hashes the tokenizer's terms, whatever they are (issue 42)."""
+        return ("*",)
+
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts``; see the module docstring for the features.
 

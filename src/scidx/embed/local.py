@@ -552,6 +552,12 @@ class LocalEmbedder(Embedder):
         """
         model_record.remember(self.identity, self.location)
 
+    def languages(self) -> tuple[str, ...] | None:
+        """The model's languages: its model card's, else by its name (issue 42)."""
+        from scidx.embed.languages import model_languages
+
+        return model_languages(self.files.name, self.files.onnx.parent)
+
     def fusion(self) -> dict[str, Any]:
         """The hybrid fusion settings to record in the index header (:data:`FUSION`)."""
         return dict(FUSION)

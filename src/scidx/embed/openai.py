@@ -627,6 +627,10 @@ class OpenAIEmbedder(Embedder):
 
     # -- the Embedder interface -------------------------------------------------------------
 
+    def languages(self) -> tuple[str, ...]:
+        """OpenAI's embedding models are multilingual (issue 42)."""
+        return ("*",)
+
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` (any number; split into requests as needed) and return them in order.
 

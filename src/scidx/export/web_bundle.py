@@ -55,8 +55,9 @@ from scidx._version import __version__
 from scidx.errors import ConfigError, CorruptIndexError, OutputError
 from scidx.index.bm25 import term_postings
 from scidx.index.highlight import flatten, strip_code
+from scidx.index.locales import localize_page, page_locale
 from scidx.pack.fileio import fsync_dir
-from scidx.tokenize import TOKENIZER_VERSION, tokenize
+from scidx.tokenize import TOKENIZER_VERSION, analyzer_language, tokenize, tokenize_as
 
 if TYPE_CHECKING:
     from scidx.index.index import Index
@@ -177,10 +178,12 @@ class _Chunk:
     flat: str  # the snippet text
     code: list[tuple[int, int]]
     version: str | None = None
+    language: str = "en"  # the page's (issue 42): the analyzer its terms were made with
 
 
 def _chunks(index: Index) -> list[_Chunk]:
     out = []
+    languages = _source_languages(index)
     for i in range(len(index)):
         hit = index.chunk(i, snippet_chars=1)
         clean = hit.plain if hit.plain is not None else hit.text
@@ -201,6 +204,7 @@ def _chunks(index: Index) -> list[_Chunk]:
                 flat,
                 code,
                 hit.version,
+                languages.get(hit.source, "en"),
             )
         )
     return out
@@ -216,9 +220,37 @@ def _heading_field(title: str, path: Sequence[str]) -> str:
 def _vocabulary(chunks: Sequence[_Chunk]) -> list[str]:
     vocab: set[str] = set()
     for c in chunks:
-        vocab.update(tokenize(_heading_field(c.title, c.heading_path)))
-        vocab.update(tokenize(c.body))
+        lang = c.language
+        if analyzer_language(lang) == "en":
+            vocab.update(tokenize(_heading_field(c.title, c.heading_path)))
+            vocab.update(tokenize(c.body))
+        else:  # issue 42: a page in a stemmed language was tokenised with its stemmer
+            vocab.update(tokenize_as(_heading_field(c.title, c.heading_path), lang))
+            vocab.update(tokenize_as(c.body, lang))
     return sorted(vocab, key=_utf16_key)
+
+
+def _stem_module(index: Index, put: Callable[[str, bytes, str, int], str]) -> str | None:
+    """The stemmers' JS module, bundled when a page's language is stemmed (issue 42).
+
+    The reader imports it to tokenise queries in the index's language; None when every page
+    is tokenised as English (or the module is not installed).
+    """
+    langs = index._live().corpus.languages.languages  # noqa: SLF001
+    if all(analyzer_language(lang) == "en" for lang in langs):
+        return None
+    try:
+        data = _asset("scidx-stem.js")
+    except OSError:
+        return None
+    return put("assets/scidx-stem.", data, ".js", 12)
+
+
+def _source_languages(index: Index) -> dict[str, str]:
+    """Each source's page language (issue 42)."""
+    corpus = index._live().corpus  # noqa: SLF001 - the languages the packer recorded
+    langs = corpus.languages
+    return {corpus.source_path[i]: langs.of_source(i) for i in range(len(corpus.source_path))}
 
 
 _Posting = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
@@ -448,7 +480,7 @@ def _asset(name: str) -> bytes:
     return resources.files("scidx").joinpath("web").joinpath("static").joinpath(name).read_bytes()
 
 
-def _page_html(title: str, names: dict[str, str]) -> bytes:
+def _page_html(title: str, names: dict[str, str], locale: str = "en") -> bytes:
     import html
 
     page = _asset("index.html").decode("utf-8")
@@ -464,7 +496,7 @@ def _page_html(title: str, names: dict[str, str]) -> bytes:
         f'<main id="app" data-bundle="{MANIFEST_NAME}" data-reader="{names["scidx-bundle.js"]}"',
     )
     page = page.replace(' The JSON API answers at <a href="search?q=">search?q=…</a>.', "")
-    return page.encode("utf-8")
+    return localize_page(page, locale).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,6 +510,7 @@ def build_web_bundle(
     title: str | None = None,
     embeddings_url: str | None = None,
     link_base: str | None = None,
+    locale: str | None = None,
 ) -> dict[str, bytes]:
     """The bundle's files (relative path → bytes) for a loaded index.
 
@@ -490,6 +523,8 @@ def build_web_bundle(
         link_base: Where relative hit URLs (an index packed without a site URL) are relative
             to, from the bundle folder: ``"../"`` for a bundle in ``site/search/`` whose
             URLs are relative to ``site/``. ``None``: the bundle folder itself.
+        locale: The page's UI language; default ``meta.locale``, else the index's language
+            (:mod:`scidx.index.locales`).
 
     Returns:
         Every file of the bundle; the same index gives the same mapping.
@@ -543,6 +578,7 @@ def build_web_bundle(
         stem, ext = asset.rsplit(".", 1)
         data = _asset(asset)
         names[asset] = put(f"assets/{stem}.", data, f".{ext}", 12)
+    stem_module = _stem_module(index, put)
     stamp = index.stamp
     # The index's fusion settings as opened (defaults filled in, ``vectorFloor`` null when it
     # has none): the reader's vector and hybrid modes apply the same evidence rule.
@@ -566,9 +602,16 @@ def build_web_bundle(
         # Only for a versioned index, so other manifests stay as they were.
         **({"versions": versions} if versions is not None else {}),
         "dictionary": dictionary,
+        # Issue 42: the language queries are tokenised in (the reader stems English only
+        # until the stemmed languages' JS module is bundled) and the page languages.
+        "language": index.meta.get("language", "en"),
+        # Typo and completion expansion follow English words: a bundle with pages in any other
+        # language does not expand its queries, as Python does not (scidx.index.expand).
+        "expands": all(lang == "en" for lang in index.meta.get("languages", ["en"])),
+        "stem": stem_module,
     }
     files[MANIFEST_NAME] = _json(manifest) + b"\n"
-    files["index.html"] = _page_html(title or "Search", names)
+    files["index.html"] = _page_html(title or "Search", names, page_locale(index.meta, locale))
     return files
 
 
@@ -579,6 +622,7 @@ def write_web_bundle(
     title: str | None = None,
     embeddings_url: str | None = None,
     link_base: str | None = None,
+    locale: str | None = None,
 ) -> BundleReport:
     """Load ``index_path`` and write its bundle to ``out`` (atomically replacing a previous one).
 
@@ -593,7 +637,7 @@ def write_web_bundle(
     _check_target(out)
     with load(index_path) as index:
         files = build_web_bundle(
-            index, title=title, embeddings_url=embeddings_url, link_base=link_base
+            index, title=title, embeddings_url=embeddings_url, link_base=link_base, locale=locale
         )
         report = BundleReport(
             out=out,

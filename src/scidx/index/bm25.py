@@ -46,7 +46,7 @@ from scidx.errors import CorruptIndexError
 from scidx.index.format import uint_dtype
 from scidx.index.postings import MAX_WIDTH, decode_runs, encode_runs
 from scidx.index.topk import top_k, top_k_sums
-from scidx.tokenize import TOKENIZER_VERSION, tokenize
+from scidx.tokenize import TOKENIZER_VERSION, tokenize, tokenize_as
 
 __all__ = [
     "ARRAY_NAMES",
@@ -224,12 +224,19 @@ class TermBlock:
         )
 
 
-def hash_terms(headings: Sequence[str] | None, bodies: Sequence[str]) -> TermBlock:
+def hash_terms(
+    headings: Sequence[str] | None,
+    bodies: Sequence[str],
+    languages: Sequence[str] | None = None,
+) -> TermBlock:
     """Tokenise each chunk's heading and body into a :class:`TermBlock` (in text order).
 
     The packer runs this in worker processes and streams the blocks to
     :func:`build_arrays_from_blocks`. ``headings`` None gives empty heading fields.
+    ``languages``: each chunk's page language (its stemmer and stop words); None: English.
     """
+    if languages is not None and any(lang != "en" for lang in languages):
+        return _hash_terms_as(headings, bodies, languages)
     # Each distinct term is hashed once per call, however often it occurs.
     vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
     getid = vocab.__getitem__
@@ -243,6 +250,32 @@ def hash_terms(headings: Sequence[str] | None, bodies: Sequence[str]) -> TermBlo
     body_parts: list[npt.NDArray[np.uint32]] = []
     for i, text in enumerate(bodies):
         terms = tokenize(text)
+        body_lens[i] = len(terms)
+        body_parts.append(np.fromiter(map(getid, terms), dtype=np.uint32, count=len(terms)))
+    body_ids = np.concatenate(body_parts) if body_parts else np.zeros(0, dtype=np.uint32)
+    table = np.fromiter((term_hash(t) for t in vocab), dtype=np.uint64, count=len(vocab))
+    return TermBlock(table, head_ids, head_lens, body_ids, body_lens)
+
+
+def _hash_terms_as(
+    headings: Sequence[str] | None, bodies: Sequence[str], languages: Sequence[str]
+) -> TermBlock:
+    """:func:`hash_terms` with each chunk tokenised in its own language (issue 42)."""
+    vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    getid = vocab.__getitem__
+    heads = (
+        [tokenize_as(h, lang) for h, lang in zip(headings, languages, strict=True)]
+        if headings is not None
+        else [[] for _ in bodies]
+    )
+    head_ids = np.fromiter(
+        (getid(t) for terms in heads for t in terms), dtype=np.uint32, count=sum(map(len, heads))
+    )
+    head_lens = np.array([len(terms) for terms in heads], dtype=np.int64)
+    body_lens = np.zeros(len(bodies), dtype=np.int64)
+    body_parts: list[npt.NDArray[np.uint32]] = []
+    for i, (text, lang) in enumerate(zip(bodies, languages, strict=True)):
+        terms = tokenize_as(text, lang)
         body_lens[i] = len(terms)
         body_parts.append(np.fromiter(map(getid, terms), dtype=np.uint32, count=len(terms)))
     body_ids = np.concatenate(body_parts) if body_parts else np.zeros(0, dtype=np.uint32)
@@ -563,9 +596,15 @@ class BM25Arrays:
         return int(self.df_values[at].sum(dtype=np.int64))
 
 
-def query_terms(query: str) -> list[str]:
-    """Return the distinct terms of ``query`` in first-occurrence order."""
-    return list(dict.fromkeys(tokenize(query)))
+def query_terms(query: str, languages: Sequence[str] = ()) -> list[str]:
+    """Return the distinct terms of ``query`` in first-occurrence order.
+
+    ``languages``: the languages to tokenise it in (issue 42), each one's terms in turn (a
+    multilingual index's pages were tokenised each in its own); empty: English.
+    """
+    if not languages or all(lang == "en" for lang in languages):
+        return list(dict.fromkeys(tokenize(query)))
+    return list(dict.fromkeys(t for lang in languages for t in tokenize_as(query, lang)))
 
 
 #: One query term's postings: chunk rows (ascending) and their BM25 impacts (views of the map),

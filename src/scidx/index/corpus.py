@@ -15,6 +15,7 @@ import numpy.typing as npt
 from scidx.errors import CorruptIndexError
 from scidx.fusion import DEFAULT_FUSION
 from scidx.index.bm25 import BM25Arrays
+from scidx.index.languages import ENGLISH, PageLanguages
 from scidx.index.vectors import VectorStore
 from scidx.index.windows import Windows
 
@@ -90,6 +91,8 @@ class Corpus:
     #: ``dict.words``, its word count and inflated length (format 10, FORMAT.md §2.14),
     #: checked in O(1) at load; None when the index has none. Read through :attr:`dictionary`.
     dictionary_arrays: tuple[Any, int, int] | None = None
+    #: The pages' languages (``meta.language``, ``source.lang``; issue 42).
+    languages: PageLanguages = ENGLISH
     _readers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -158,15 +158,21 @@ def expand_query(
     *,
     fuzzy: bool,
     prefix: bool,
+    languages: Sequence[str] = (),
 ) -> QueryTerms:
     """The terms of ``query`` (stripped), with typo corrections and completions when asked.
 
     Without a dictionary, or with neither option, it is :func:`~scidx.index.bm25.query_terms`
-    with no groups.
+    with no groups. ``languages``: those the query is tokenised in (issue 42; empty: English).
+    Corrections and completions follow the English analyzer's words, so a query tokenised in
+    any other language is not expanded (its words are matched as typed).
     """
     text = query.strip()
-    terms = query_terms(text) if text else []
+    terms = query_terms(text, languages) if text else []
+    english = all(lang == "en" for lang in languages)
     if dictionary is None or not (fuzzy or prefix) or not text or not len(dictionary):
+        return QueryTerms(terms, None, (), text)
+    if not english:
         return QueryTerms(terms, None, (), text)
     runs = _WORD.findall(normalize(text))
     # Search as you type: the query's last character is part of a word being typed.

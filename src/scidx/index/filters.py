@@ -60,6 +60,8 @@ class Filters:
     metadata: Mapping[str, str] | None = None
     key: tuple[object, ...] = (None, (), None)
     version: str | None = None
+    #: Pages in this language only (a primary subtag matches its regions, issue 42).
+    language: str | None = None
 
     @classmethod
     def make(
@@ -97,13 +99,41 @@ class Filters:
         key = (source, items, version)
         return cls(source, heading, dict(items) if items else None, key, version)
 
+    def with_language(self, language: str | None) -> Filters:
+        """These filters keeping only pages in ``language`` (None: unchanged; issue 42).
+
+        Raises:
+            QueryError: ``language`` is not a language tag.
+        """
+        if language is None:
+            return self
+        from scidx.index.languages import LANGUAGE_TAG
+
+        tag = language.strip().replace("_", "-").lower() if isinstance(language, str) else ""
+        if len(tag) > 35 or not LANGUAGE_TAG.fullmatch(tag):
+            raise QueryError(
+                f"the language filter must be a language tag such as 'en' or 'zh', got {language!r}"
+            )
+        key = (*self.key, ("language", tag))
+        return Filters(self.source, self.heading, self.metadata, key, self.version, tag)
+
     @property
     def active(self) -> bool:
         """Whether any filter is set."""
-        return self.source is not None or self.heading is not None or bool(self.metadata)
+        return (
+            self.source is not None
+            or self.heading is not None
+            or bool(self.metadata)
+            or self.language is not None
+        )
 
 
 _NONE = Filters()
+
+
+def _same_language(page: str, asked: str) -> bool:
+    """Whether a page in ``page`` is in ``asked``: equal, or ``asked`` is its primary subtag."""
+    return page == asked or page.startswith(asked + "-")
 
 
 class FilterMasks:
@@ -128,16 +158,21 @@ class FilterMasks:
         return None if table is None else table.keep(filters.version)
 
     def source_mask(self, filters: Filters) -> npt.NDArray[np.bool_] | None:
-        """A boolean per chunk for the source, metadata and version filters (None: no filter)."""
+        """A boolean per chunk for the source, metadata, language and version filters, or None."""
         versions = self._versions(filters)
-        if filters.source is None and not filters.metadata and versions is None:
+        if (
+            filters.source is None
+            and not filters.metadata
+            and filters.language is None
+            and versions is None
+        ):
             return None
         with self._lock:
             cached = self._masks.get(filters.key)
         if cached is not None:
             return cached
         c = self.corpus
-        if filters.source is None and not filters.metadata:
+        if filters.source is None and not filters.metadata and filters.language is None:
             mask = np.ones(len(c.source_path), dtype=bool)
         else:
             mask = np.fromiter(
@@ -165,6 +200,10 @@ class FilterMasks:
                     return False
             elif not path.startswith(pattern):
                 return False
+        if filters.language is not None and not _same_language(
+            self.corpus.languages.of_source(i), filters.language
+        ):
+            return False
         if filters.metadata:
             meta = self._source_meta(i)
             for name, want in filters.metadata.items():

@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from scidx.tokenize import run_terms
+from scidx.tokenize import CJK_CLASS, cjk_unit_end, normalize, run_terms, run_terms_as
 
 __all__ = [
     "CODE_END",
@@ -30,6 +30,7 @@ __all__ = [
     "fold",
     "highlight_html",
     "needle",
+    "starts_unit",
     "Part",
     "part_of",
     "parts_of",
@@ -151,6 +152,7 @@ def scan(
     wanted: frozenset[str],
     seen: dict[str, str | None] | None = None,
     folded: str | None = None,
+    languages: Sequence[str] = (),
 ) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of every run of ``flat`` that makes a query term, ascending.
 
@@ -160,11 +162,44 @@ def scan(
     not mark "article"), each with the first of its terms that is a query term. With every
     needle of every wanted term (:meth:`scidx.index.offsets.SnippetHints.needles`) that is
     every such run. ``seen`` remembers each word's verdict for these ``wanted`` terms (the
-    parts of a page share one).
+    parts of a page share one). ``languages``: the analyzers the index's pages were tokenised
+    with when any is not English (issue 42); a run counts when one of them makes a query term.
     """
     if not flat or not wanted:
         return []
     piece = fold(flat) if folded is None else folded
+    starts = _candidates(piece, needles)
+    if not starts:
+        return []
+    out: list[tuple[int, int, str]] = []
+    word_at = _UNIT.match
+    if seen is None:
+        seen = {}  # a word's verdict: a page repeats its query's words
+    for start in sorted(set(starts)) if len(starts) > 1 else starts:
+        run = word_at(flat, start)
+        if run is None:
+            continue
+        word = run.group()
+        if _IS_CJK(word) is not None:
+            found = _cjk_unit_term(flat, start, wanted)
+            if found is not None:
+                out.append((start, *found))
+            continue
+        term = seen.get(word, _UNSEEN)
+        if term is _UNSEEN:
+            term = None
+            for made in run_terms(word) if not languages else _terms_in(word, languages):
+                if made in wanted:
+                    term = made  # the run's first query term counts
+                    break
+            seen[word] = term
+        if term is not None:
+            out.append((start, run.end(), term))
+    return out
+
+
+def _candidates(piece: str, needles: Iterable[str]) -> list[int]:
+    """Where in the folded text a needle starts a unit (see :func:`scan`)."""
     starts: list[int] = []
     add = starts.append
     find = piece.find
@@ -178,32 +213,54 @@ def scan(
                 prev = piece[pos - 1]
                 if not prev.isalnum():  # the needle starts a word, or follows an "_" in one
                     add(_word_start(piece, pos) if prev == "_" else pos)
+                elif _IS_CJK(prev) is not None or _IS_CJK(piece[pos]) is not None:
+                    add(pos)  # a CJK bigram starts anywhere; a Latin word after CJK text
             pos = find(needle, pos + 1)
-    if not starts:
-        return []
-    out: list[tuple[int, int, str]] = []
-    word_at = _WORD.match
-    if seen is None:
-        seen = {}  # a word's verdict: a page repeats its query's words
-    for start in sorted(set(starts)) if len(starts) > 1 else starts:
-        run = word_at(flat, start)
-        if run is None:
-            continue
-        word = run.group()
-        term = seen.get(word, _UNSEEN)
-        if term is _UNSEEN:
-            term = None
-            for made in run_terms(word):
-                if made in wanted:
-                    term = made  # the run's first query term counts
-                    break
-            seen[word] = term
-        if term is not None:
-            out.append((start, run.end(), term))
-    return out
+    return starts
 
 
 _UNSEEN: Any = object()
+
+# --- languages (issue 42): CJK text is matched a bigram at a time -------------------------------
+_IS_CJK = re.compile(f"[{CJK_CLASS}]").match
+# A scan candidate: a \w+ run without CJK (as before), or one CJK bigram or lone character.
+_UNIT = re.compile(f"[^\\W{CJK_CLASS}]+|[{CJK_CLASS}]")
+
+
+def _terms_in(word: str, languages: Sequence[str]) -> list[str]:
+    """The terms each of ``languages``' analyzers makes of ``word``, in turn."""
+    return [t for lang in languages for t in run_terms_as(word, lang)]
+
+
+def starts_unit(low: str, pos: int) -> bool:
+    """Whether a needle found at ``pos`` of folded text can start a tokenizer unit there.
+
+    At a word start, after a non-alphanumeric character (``_`` inside an identifier), at any
+    CJK character (bigrams overlap) and where a Latin word follows CJK text.
+    """
+    if not pos:
+        return True
+    prev = low[pos - 1]
+    return not prev.isalnum() or _IS_CJK(prev) is not None or _IS_CJK(low[pos]) is not None
+
+
+def _cjk_unit_term(flat: str, start: int, wanted: frozenset[str]) -> tuple[int, str] | None:
+    """The end and query term of the CJK term starting at ``start``, if it is a query term."""
+    end = cjk_unit_end(flat, start)
+    if end == start:
+        return None
+    term = normalize(flat[start:end])
+    return (end, term) if term in wanted else None
+
+
+def _cjk_edge(flat: str, at: int) -> bool:
+    """Whether a cut at ``at`` is between two characters of which one is CJK (no spaces)."""
+    return 0 < at < len(flat) and (
+        _IS_CJK(flat[at - 1]) is not None or _IS_CJK(flat[at]) is not None
+    )
+
+
+# --- end of languages block ---------------------------------------------------------------------
 
 
 def _word_start(lower: str, pos: int) -> int:
@@ -215,11 +272,21 @@ def _word_start(lower: str, pos: int) -> int:
 
 def _word_cut(flat: str, start: int, end: int) -> tuple[int, int]:
     """Shrink ``[start, end)`` to whole words (never to nothing when a word is longer)."""
-    if start > 0 and not flat[start - 1].isspace() and not flat[start].isspace():
+    if (
+        start > 0
+        and not flat[start - 1].isspace()
+        and not flat[start].isspace()
+        and not _cjk_edge(flat, start)
+    ):
         nxt = flat.find(" ", start, end)
         if nxt != -1:
             start = nxt + 1
-    if end < len(flat) and not flat[end].isspace() and not flat[end - 1].isspace():
+    if (
+        end < len(flat)
+        and not flat[end].isspace()
+        and not flat[end - 1].isspace()
+        and not _cjk_edge(flat, end)
+    ):
         prev = flat.rfind(" ", start, end)
         if prev > start:
             end = prev
@@ -276,7 +343,9 @@ def _clip(
     )
 
 
-def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
+def build_snippet(
+    text: str, terms: Sequence[str], limit: int = 240, languages: Sequence[str] = ()
+) -> Snippet:
     """The passage of ``text`` that best covers the query terms, with its highlights.
 
     The window of at most ``limit`` characters holding the most distinct query terms (then the
@@ -288,6 +357,8 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
         text: A chunk's clean text (code between ``CODE_START``/``CODE_END``) or any text.
         terms: Query terms from :func:`scidx.tokenize.tokenize`.
         limit: Maximum length in characters (>= 1).
+        languages: The analyzers the text's terms were made with, when not English only
+            (issue 42; see :func:`scan`).
 
     Returns:
         The :class:`Snippet`.
@@ -299,7 +370,7 @@ def build_snippet(text: str, terms: Sequence[str], limit: int = 240) -> Snippet:
     """
     wanted = frozenset(t for t in terms if t)
     needles = sorted({needle(t) for t in wanted})
-    return snippets_of_parts([whole_part(text)], needles, wanted, limit)[0]
+    return snippets_of_parts([whole_part(text)], needles, wanted, limit, languages)[0]
 
 
 class Part(NamedTuple):
@@ -377,7 +448,11 @@ _new_part = tuple.__new__
 
 
 def snippets_of_parts(
-    parts: Sequence[Part], needles: Iterable[str], wanted: frozenset[str], limit: int = 240
+    parts: Sequence[Part],
+    needles: Iterable[str],
+    wanted: frozenset[str],
+    limit: int = 240,
+    languages: Sequence[str] = (),
 ) -> list[Snippet]:
     """The snippet of each part: its best window (as :func:`build_snippet`), its marks.
 
@@ -389,14 +464,15 @@ def snippets_of_parts(
     seen: dict[str, str | None] = {}
     if len(parts) == 1:
         part = parts[0]
-        return [snippet_of_part(part, scan(part.flat, needles, wanted, seen), limit)]
+        found = scan(part.flat, needles, wanted, seen, None, languages)
+        return [snippet_of_part(part, found, limit)]
     # The parts are scanned as one text (one pass per needle for them all). Folding is done
     # part by part when one is not ASCII: str.lower takes its slow path for a whole text
     # with a single wide character, and the ASCII parts need only the fast one.
     flats = [part.flat for part in parts]
     joined = "\n".join(flats)  # "\n" ends every run
     folded = None if joined.isascii() else "\n".join([fold(flat) for flat in flats])
-    matches = scan(joined, needles, wanted, seen, folded)
+    matches = scan(joined, needles, wanted, seen, folded, languages)
     # Each part's matches are a slice of them, in the joined text's offsets (``base``).
     starts = [m[0] for m in matches]
     out: list[Snippet] = []

@@ -126,7 +126,10 @@ class Hit:
             body = lazy.corpus.plain(state["_row"])  # one read, without filling two fields
         else:
             body = self.plain if self.plain is not None else self.text
-        scanned: Snippet = _highlight().build_snippet(body, self.query_terms, self.snippet_chars)
+        langs = snippet_languages(lazy.corpus) if lazy is not None else ()
+        scanned: Snippet = _highlight().build_snippet(
+            body, self.query_terms, self.snippet_chars, langs
+        )
         return scanned
 
     @property
@@ -219,6 +222,14 @@ for _name in _LAZY_FIELDS:
         delattr(Hit, _name)
 
 
+def snippet_languages(corpus: Any) -> tuple[str, ...]:
+    """The analyzers a snippet confirms its marks with (issue 42); () for English pages only."""
+    from scidx.tokenize import analyzer_language
+
+    found = tuple(dict.fromkeys(analyzer_language(lang) for lang in corpus.languages.languages))
+    return () if found == ("en",) else found
+
+
 @functools.cache
 def _highlight() -> Any:
     """:mod:`scidx.index.highlight`, imported by the first snippet (a ranking needs none)."""
@@ -305,7 +316,9 @@ class _Page:
             ready.append(state)
             texts.append(part)
         if texts:
-            made_all = hl.snippets_of_parts(texts, needles, wanted, chars)
+            made_all = hl.snippets_of_parts(
+                texts, needles, wanted, chars, snippet_languages(corpus)
+            )
             for state, snippet in zip(ready, made_all, strict=True):
                 state["snippet_parts"] = snippet
 

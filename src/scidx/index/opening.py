@@ -35,6 +35,7 @@ from scidx.index.columns import read_column
 from scidx.index.corpus import Corpus
 from scidx.index.format import REBUILD_HINT, Header, array_view, read_header, read_string_table
 from scidx.index.ids import read_chunk_ids
+from scidx.index.languages import PageLanguages, page_languages
 from scidx.index.safety import MAX_DIMENSIONS, MAX_URL_PLACEHOLDERS, MAX_URL_TEMPLATE_CHARS
 from scidx.index.texts import open_texts, text_columns
 from scidx.index.vectors import open_vectors
@@ -202,7 +203,16 @@ def build_corpus(buf: Any, header: Header, *, rescore: int | None = None) -> Cor
         versions=versions,
         token_counts=_token_counts(buf, header, stamp),
         dictionary_arrays=dictionary,
+        languages=_languages(buf, header, n_sources),
     )
+
+
+def _languages(buf: Any, header: Header, n_sources: int) -> PageLanguages:
+    """``meta.language``/``meta.languages`` and ``source.lang`` (issue 42), checked."""
+    column = None
+    if "source.lang" in header.arrays:
+        column = array_view(buf, header, "source.lang", dtype="<u1", ndim=1)
+    return page_languages(header.meta, column, n_sources, header.source)
 
 
 def _token_counts(buf: Any, header: Header, stamp: Mapping[str, Any]) -> Any:

@@ -78,6 +78,7 @@ class FilterOptions(TypedDict, total=False):
     metadata: Mapping[str, Any] | None
     group: str | None
     version: str | None
+    language: str | None
 
 
 class RankBatchOptions(FilterOptions, total=False):
@@ -167,6 +168,8 @@ class SearchParams:
     rerank_top: int | None = None
     fuzzy: bool = True
     prefix: bool = False
+    #: Keep pages in this language only and tokenise the query in it (issue 42).
+    language: str | None = None
 
     def __post_init__(self) -> None:
         """Validate every field once.
@@ -218,7 +221,7 @@ class SearchParams:
                 raise QueryError(f"{name} must be True or False, got {_show(getattr(self, name))}")
         # Normalised once here: the searcher reads these on every query.
         filters = Filters.make(self.source, self.heading, self.metadata, self.version)
-        object.__setattr__(self, "_filters", filters)
+        object.__setattr__(self, "_filters", filters.with_language(self.language))
 
     def widened(self, k: int) -> SearchParams:
         """These parameters with ``k`` rows and no grouping or MMR (the candidate list).
@@ -257,6 +260,7 @@ class SearchParams:
             *(values["group"], type(values["mmr"]), values["mmr"]),
             *(type(values["version"]), values["version"]),
             *(type(values["fuzzy"]), values["fuzzy"], type(values["prefix"]), values["prefix"]),
+            *(type(values["language"]), values["language"]),
         )
         # A metadata filter or a query vector is neither hashable in general nor repeated.
         memo = (

@@ -70,6 +70,7 @@ from scidx.index.filters import FilterMasks
 from scidx.index.format import REBUILD_HINT
 from scidx.index.grouping import Group, group_rows, mmr_order
 from scidx.index.hits import Hit, HitRenderer
+from scidx.index.languages import query_language
 from scidx.index.params import DEFAULT_ALPHA, MODES, SearchParams
 from scidx.index.query import QueryEncoder, stamps_match
 from scidx.index.rerank import DEFAULT_RERANK_TOP, STAGE_RERANKING, rerank_order
@@ -133,7 +134,7 @@ class Searcher:
         self.renderer = HitRenderer(corpus, self.postings)
         self._ids: dict[int, str] = {}
         self._sections: dict[int, tuple[int, str]] = {}
-        self._expansions: dict[tuple[str, bool, bool], list[str]] = {}
+        self._expansions: dict[tuple[str, bool, bool, tuple[str, ...]], list[str]] = {}
 
     def search(
         self,
@@ -354,6 +355,15 @@ class Searcher:
             f"holds values no packer writes. {REBUILD_HINT}"
         )
 
+    def _vectors_cover(self, text: str) -> bool:
+        """Whether the index's model covers the query's language (issue 42).
+
+        The query's language is its script's (CJK) or the index's; a model of unknown
+        languages is trusted, as before.
+        """
+        langs = self.corpus.languages
+        return langs.model_covers(query_language(text) or langs.default)
+
     def _select(
         self,
         query: str | None,
@@ -394,32 +404,47 @@ class Searcher:
             scores = self.vector_scores(qvec)
             rows = np.arange(self.corpus.n, dtype=np.int64)
             if text:
-                rows = np.flatnonzero(self._evidence(terms, scores)).astype(np.int64)
+                evidence = self._evidence(terms, scores, floor=self._vectors_cover(text))
+                rows = np.flatnonzero(evidence).astype(np.int64)
                 scores = scores[rows]
         else:
-            if qvec is None:
-                stage("embedding")
-                qvec = self.encoder.embed_normalised(text)
-            stage("retrieval")
-            alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
-            fused: npt.NDArray[np.float32] | tuple[_Rows, _Scores]
-            if self.corpus.fusion["method"] == "rerank":
-                fused = self._rerank_keyword(terms, qvec, float(alpha), params)
-            else:
-                fused = self._hybrid(terms, qvec, float(alpha), evidence=bool(text))
-            stage("fusion")
-            if isinstance(fused, tuple):
-                rows, scores = fused
-            elif params.min_score is None and not self.filters.active(params.filters):
-                rows, scores = top_k_dense(fused, min(int(params.k), self.corpus.n))
-            else:
-                rows = np.flatnonzero(fused > 0).astype(np.int64)
-                scores = fused[rows]
-            keep = scores > 0  # chunks neither leg found are not hits
-            rows, scores = rows[keep], scores[keep]
+            rows, scores = self._hybrid_rows(text, terms, qvec, vector is None, params, stage)
         k = min(int(params.k), self.corpus.n)
         rows, scores = self.filters.apply(rows, scores, k, params.min_score, params.filters)
         return rows.tolist(), scores.tolist(), terms
+
+    def _hybrid_rows(
+        self,
+        text: str,
+        terms: list[str],
+        qvec: npt.NDArray[np.float32] | None,
+        embed: bool,
+        params: SearchParams,
+        stage: Callable[[str], None],
+    ) -> tuple[_Rows, _Scores]:
+        """The hybrid candidates (rows, fused scores > 0) before filters and the top-k cut."""
+        alpha = self.corpus.fusion["alpha"] if params.alpha is None else params.alpha
+        if text and embed and not self._vectors_cover(text):
+            alpha = 0.0  # the model's cosines mean nothing in this language: keyword only
+        elif qvec is None:
+            stage("embedding")
+            qvec = self.encoder.embed_normalised(text)
+        stage("retrieval")
+        fused: npt.NDArray[np.float32] | tuple[_Rows, _Scores]
+        if self.corpus.fusion["method"] == "rerank":
+            fused = self._rerank_keyword(terms, qvec, float(alpha), params)
+        else:
+            fused = self._hybrid(terms, qvec, float(alpha), evidence=bool(text))
+        stage("fusion")
+        if isinstance(fused, tuple):
+            rows, scores = fused
+        elif params.min_score is None and not self.filters.active(params.filters):
+            rows, scores = top_k_dense(fused, min(int(params.k), self.corpus.n))
+        else:
+            rows = np.flatnonzero(fused > 0).astype(np.int64)
+            scores = fused[rows]
+        keep = scores > 0  # chunks neither leg found are not hits
+        return rows[keep], scores[keep]
 
     def terms(self, query: str | None, params: SearchParams) -> list[str]:
         """The query's terms, with corrections and completions as ``params`` asks.
@@ -428,12 +453,18 @@ class Searcher:
         and remembered per query (at most :data:`ID_MEMO` of them): a search box sends the
         same queries again, and their expansion depends on the text and the index alone.
         """
-        key = (query or "", bool(params.fuzzy), bool(params.prefix))
+        # The languages to tokenise it in (issue 42): the one asked, else every page language.
+        languages = tuple(self.corpus.languages.query_languages(params.filters.language))
+        key = (query or "", bool(params.fuzzy), bool(params.prefix), languages)
         memo = self._expansions
         found = memo.get(key)
         if found is None:
             found = expand_query(
-                key[0], self.corpus.dictionary, fuzzy=params.fuzzy, prefix=params.prefix
+                key[0],
+                self.corpus.dictionary,
+                fuzzy=params.fuzzy,
+                prefix=params.prefix,
+                languages=languages,
             )
             if len(key[0]) <= _MEMO_QUERY_CHARS:  # a huge query is not kept
                 if len(memo) >= ID_MEMO:
@@ -554,9 +585,14 @@ class Searcher:
             return np.zeros(cos.shape[0], dtype=np.bool_)
         return np.asarray(cos >= float(floor), dtype=np.bool_)
 
-    def _evidence(self, terms: Sequence[str], cos: _Scores) -> npt.NDArray[np.bool_]:
-        """Chunks a text query may return: those matching a term, or clearing the floor."""
-        keep = self._floor(cos)
+    def _evidence(
+        self, terms: Sequence[str], cos: _Scores, *, floor: bool = True
+    ) -> npt.NDArray[np.bool_]:
+        """Chunks a text query may return: those matching a term, or clearing the floor.
+
+        ``floor`` False: only those matching a term (a query the model does not cover).
+        """
+        keep = self._floor(cos) if floor else np.zeros(cos.shape[0], dtype=np.bool_)
         if terms:
             keep[self.keyword_scores(terms)[0]] = True
         return keep

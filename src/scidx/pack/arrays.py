@@ -31,7 +31,7 @@ from scidx.index.bm25 import (
 )
 from scidx.index.columns import encode_column, encode_path_column
 from scidx.index.format import encode_strings, string_table_arrays, uint_dtype
-from scidx.index.highlight import fold, needle
+from scidx.index.highlight import fold, needle, starts_unit
 from scidx.index.ids import derived_id
 from scidx.index.keys import VECTOR_KEY_ARRAY, vector_keys
 from scidx.index.offsets import NEEDLE_CHARS, OFFSETS_VERSION, eighth
@@ -39,7 +39,7 @@ from scidx.index.texts import encode_texts
 from scidx.index.vectors import DEFAULT_ENCODING, encode_vectors, vectors_meta_of
 from scidx.pack.dictionary import Vocabulary, heading_forms, word_forms
 from scidx.pack.records import Record
-from scidx.tokenize import run_terms
+from scidx.tokenize import CJK_CLASS, analyzer_language, run_terms, run_terms_as
 
 __all__ = [
     "BM25_B",
@@ -59,6 +59,8 @@ __all__ = [
     "built_utc",
     "canonical_json",
     "encode_records",
+    "language_arrays",
+    "record_languages",
     "record_texts",
     "snippet_texts",
     "needle_table",
@@ -160,24 +162,29 @@ class WhereBlock:
 # Words and what separates them, in one C call (no match object per word): the offsets come
 # from the lengths. The same \w+ runs as scidx.tokenize.term_spans.
 _WORDS = re.compile(r"(\w+)")
+_CJK_FIRST = re.compile(f"[{CJK_CLASS}]").match
 
 
-def _found_by_needle(word: str, term: str) -> bool:
+def _found_by_needle(word: str, term: str, low: str | None = None) -> bool:
     """Whether the snippet scan finds ``word`` for ``term`` with the term's derived needle.
 
     The scan (:func:`scidx.index.highlight.scan`) looks for the needle in the folded text
     where it starts a word or follows a non-alphanumeric character inside one (an ``_``).
+    ``low``: ``fold(word)``, when the caller has it.
     """
-    low, probe = fold(word), needle(term)
+    low = fold(word) if low is None else low
+    if _CJK_FIRST(term) is not None:
+        return term in low  # a CJK term's needle is itself, found at any CJK character
+    probe = needle(term)
     pos = low.find(probe)
     while pos != -1:
-        if not pos or not low[pos - 1].isalnum():
+        if starts_unit(low, pos):
             return True
         pos = low.find(probe, pos + 1)
     return False
 
 
-def where_block(texts: Sequence[str]) -> WhereBlock:
+def where_block(texts: Sequence[str], languages: Sequence[str] | None = None) -> WhereBlock:
     """The snippet hints of consecutive chunks, given each chunk's clean text (§2.8).
 
     The runs are the clean text's ``\\w+`` runs (flattening only changes what is between
@@ -190,7 +197,10 @@ def where_block(texts: Sequence[str]) -> WhereBlock:
     out_hash: list[int] = []
     out_bits: list[int] = []
     written: dict[str, int] = {}  # a word -> how often it occurs (for dict.form)
+    memos: dict[str, dict[str, tuple[str, ...]]] = {"en": memo}
     for i, text in enumerate(texts):
+        lang = analyzer_language(languages[i]) if languages is not None else "en"
+        memo = memos.setdefault(lang, {})
         parts = _WORDS.split(text)  # separator, word, separator, ..., separator
         # UTF-8 byte offsets: the reader inflates a text's bytes up to its window's end.
         sizes = map(len, parts) if text.isascii() else (len(p.encode()) for p in parts)
@@ -201,10 +211,12 @@ def where_block(texts: Sequence[str]) -> WhereBlock:
             written[word] = written.get(word, 0) + 1
             terms = memo.get(word)
             if terms is None:
-                terms = memo[word] = tuple(dict.fromkeys(run_terms(word)))
+                made = run_terms(word) if lang == "en" else run_terms_as(word, lang)
+                terms = memo[word] = tuple(dict.fromkeys(made))
+                low = fold(word)
                 for t in terms:
-                    if not _found_by_needle(word, t):
-                        needed.add((t, fold(word)[:NEEDLE_CHARS]))
+                    if not _found_by_needle(word, t, low):
+                        needed.add((t, low[:NEEDLE_CHARS]))
             if terms:
                 bit = 1 << eighth(ends[2 * j - 2], size)
                 for t in terms:
@@ -329,25 +341,38 @@ TermsAndOffsets = tuple[TermBlock, WhereBlock]
 
 
 def bm25_job(
-    headings: Sequence[str], bodies: Sequence[str], texts: Sequence[str]
+    headings: Sequence[str],
+    bodies: Sequence[str],
+    texts: Sequence[str],
+    languages: Sequence[str] | None = None,
 ) -> TermsAndOffsets:
     """Tokenise one block of records: BM25 fields into terms, snippet texts into hints.
 
     Run in a worker process (see :class:`scidx.pack.workers.Pool`) or in-process.
+    ``languages``: each record's analyzer language (:func:`record_languages`).
     """
-    found = where_block(texts)
+    found = where_block(texts, languages)
     # Heading-only words (titles, front matter) belong in the word dictionary too.
     forms = heading_forms(headings, found.forms)
-    return hash_terms(headings, bodies), dataclasses.replace(found, forms=forms)
+    return hash_terms(headings, bodies, languages), dataclasses.replace(found, forms=forms)
+
+
+def record_languages(records: Sequence[Record]) -> list[str] | None:
+    """Each record's analyzer language, or None when every one is English (issue 42)."""
+    langs = [analyzer_language(r.language) for r in records]
+    return langs if any(lang != "en" for lang in langs) else None
 
 
 def bm25_blocks(records: Sequence[Record]) -> Iterator[TermsAndOffsets]:
     """The records' BM25 term occurrences, tokenised here one block at a time as they are read."""
     headings, bodies = _bm25_fields(records)
     texts = snippet_texts(records)
+    langs = record_languages(records)
     for i in range(0, len(records), BM25_BLOCK):
         j = i + BM25_BLOCK
-        yield bm25_job(headings[i:j], bodies[i:j], texts[i:j])
+        yield bm25_job(
+            headings[i:j], bodies[i:j], texts[i:j], langs[i:j] if langs is not None else None
+        )
 
 
 BM25Built = tuple[dict[str, np.ndarray], dict[str, Any]]
@@ -582,4 +607,27 @@ def encode_records(
     ``versions``: each source's version row (``source.version``), or None for none.
     """
     arrays, meta_part = build_index_arrays(records, vectors, bm25, pages, versions)
-    return arrays, {**meta, **meta_part}, built_utc()
+    language = meta.get("language") or "en"
+    lang_arrays, lang_meta = language_arrays(records, str(language))
+    arrays.update(lang_arrays)
+    return arrays, {**meta, **meta_part, **lang_meta}, built_utc()
+
+
+def language_arrays(
+    records: Sequence[Record], default: str
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``source.lang`` and ``meta.language``/``meta.languages`` (FORMAT.md §2.15, issue 42).
+
+    ``source.lang`` (a row of ``meta.languages`` per source) only when the pages have more
+    than one language; a record without a language has the index's.
+    """
+    by_source: dict[str, str] = {}
+    for r in records:
+        by_source.setdefault(r.source, r.language or default)
+    languages = sorted(set(by_source.values()) | {default})
+    meta: dict[str, Any] = {"language": default, "languages": languages}
+    if len(languages) == 1:
+        return {}, meta
+    row = {lang: i for i, lang in enumerate(languages)}
+    column = np.array([row[by_source[s]] for s in sorted(by_source)], dtype=np.uint8)
+    return {"source.lang": column}, meta

@@ -115,6 +115,9 @@ KNOWN_KEYS = (
     # Docs versions (issue 40; scidx.pack.versions).
     "version",
     "versions",
+    # Languages (issue 42).
+    "language",
+    "locale",
 )
 
 
@@ -206,6 +209,10 @@ class Config:
     # Diagnostics only: two configs that pack the same index compare equal.
     detection: Detection | None = field(default=None, compare=False)
     versions: Versions | None = None
+    # Languages (issue 42): the pages' language when front matter and folders do not say, and
+    # the search page's UI language (default: the index's language).
+    language: str | None = None
+    locale: str | None = None
 
     @property
     def model_id(self) -> str:
@@ -257,6 +264,11 @@ class Config:
         if self.versions is not None:
             # Only for a versioned site, so other configs keep their hash.
             out["versions"] = self.versions.canonical()
+        # Languages (issue 42): only when set, so other configs keep their hash.
+        if self.language is not None:
+            out["language"] = self.language
+        if self.locale is not None:
+            out["locale"] = self.locale
         return out
 
     def config_hash(self) -> str:
@@ -265,6 +277,20 @@ class Config:
             self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         )
         return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
+
+
+def _languages(check: Any) -> tuple[str | None, str | None]:
+    """``language`` and ``locale`` (issue 42): language tags such as ``"de"`` or ``"zh-Hans"``."""
+    from scidx.pack.language import language_tag
+
+    out: list[str | None] = []
+    for key in ("language", "locale"):
+        value = check.optional_string(key)
+        tag = language_tag(value) if value is not None else None
+        if value is not None and tag is None:
+            raise check.fail(key, 'a language tag such as "en", "de" or "zh-Hans"')
+        out.append(tag)
+    return out[0], out[1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -599,6 +625,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         detection, root, url_template, source_root, include
     )
     versions = _versions(data, label, generator, root, site)
+    language, locale = _languages(check)
 
     return Config(
         root,
@@ -627,6 +654,8 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         allow_download=allow_download,
         provider_options=dict(provider_options) if provider_options else None,
         allow_external_symlinks=allow_external,
+        language=language,
+        locale=locale,
         site=site,
         detection=detection,
         versions=versions,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -74,6 +75,8 @@ from scidx.pack.sources import ScannedInput, read_input, scan_inputs
 from scidx.pack.versions import Versions, describe_versions
 from scidx.pack.windows import WindowVectors, embed_windows
 from scidx.pack.workers import Pool, chunk_all
+
+_log = logging.getLogger("scidx.pack")
 
 __all__ = ["PackResult", "Progress", "pack_docs", "pack_records"]
 
@@ -139,6 +142,9 @@ class PackResult:
     windows_cached: int = 0
     includes: IncludeReport = field(default_factory=IncludeReport)
     versions: str = ""
+    #: What the user should know about the pack (issue 42: a model that does not cover the
+    #: pages' language).
+    warnings: list[str] = field(default_factory=list)
 
     def add_windows(self, found: WindowVectors) -> None:
         """Record what :func:`~scidx.pack.windows.embed_windows` did."""
@@ -315,6 +321,8 @@ def pack_records(
     finally:
         pool.close()
     meta = _records_meta(emb, url_template, source_root)
+    warnings: list[str] = []
+    meta.update(_model_languages(emb, valid, "en", warnings))
     if found.meta is not None:
         meta["windows"] = found.meta
     arrays, meta, built = encode_records(valid, vector_arrays, meta, bm25)
@@ -330,6 +338,7 @@ def pack_records(
         embed_seconds=embed_seconds,
     )
     result.add_windows(found)
+    result.warnings = warnings
     if output is None:
         result.data = _in_memory(arrays, meta, built)
         result.output_bytes = len(result.data)
@@ -462,6 +471,7 @@ def _pack_run(
                 run.cfg.site, chunk_all(run.files, run.cfg, pool, report, includes=result.includes)
             )
         )
+        valid, language = _page_languages(run.cfg, valid)
         result.chunks = len(valid)
         if dry_run:
             result.dry_run = dry_run_plan(valid, run.embedder, run.cfg.cache_dir, use_cache, seed)
@@ -474,6 +484,10 @@ def _pack_run(
     pages = source_pages(run.cfg.site, valid, run.cfg.root)
     versions = _source_versions(run.cfg.versions, valid)
     header = _header_meta(run)
+    header["language"] = language
+    if run.cfg.locale is not None:
+        header["locale"] = run.cfg.locale
+    header.update(_model_languages(run.embedder, valid, language, result.warnings))
     if "window.chunk" in vector_arrays:
         header["windows"] = run.embedder.window_policy()
     arrays, meta, built = encode_records(valid, vector_arrays, header, bm25, pages, versions)
@@ -685,6 +699,30 @@ def _source_versions(versions: Versions | None, records: list[Record]) -> dict[s
             version = versions.of(record.source)
             out[record.source] = NO_VERSION if version is None else rows[version]
     return out
+
+
+def _page_languages(cfg: Config, valid: list[Record]) -> tuple[list[Record], str]:
+    """The records with their page languages, and the index's language (issue 42)."""
+    from scidx.pack.language import assign_languages, site_languages
+
+    return assign_languages(valid, site_languages(cfg.language, cfg.generator, cfg.root))
+
+
+def _model_languages(
+    embedder: Embedder, valid: list[Record], language: str, warnings: list[str]
+) -> dict[str, Any]:
+    """``meta.modelLanguages`` and the warning for pages the model does not cover (issue 42)."""
+    from scidx.embed.languages import uncovered_warning
+
+    covered = embedder.languages()
+    if covered is None:
+        return {}
+    pages = sorted({r.language or language for r in valid})
+    warning = uncovered_warning(embedder.model_id, covered, pages)
+    if warning:
+        warnings.append(warning)
+        _log.warning("%s", warning)
+    return {"modelLanguages": list(covered)}
 
 
 def _truncated(embedder: Embedder) -> list[str]:

@@ -33,6 +33,7 @@ class Record:
     span: tuple[int, int, int, int] = (0, 0, 0, 0)
     metadata: Mapping[str, str] = field(default_factory=dict)
     plain: str | None = None
+    language: str = ""  # the page's language tag ("": the index's default), issue 42
 
     @property
     def index_text(self) -> str:

@@ -12,7 +12,14 @@ import numpy as np
 from scidx.embed.base import Embedder
 from scidx.embed.hashing import HashingEmbedder
 from scidx.errors import ConfigError
-from scidx.pack.arrays import BM25_BLOCK, TermsAndOffsets, _bm25_fields, bm25_job, snippet_texts
+from scidx.pack.arrays import (
+    BM25_BLOCK,
+    TermsAndOffsets,
+    _bm25_fields,
+    bm25_job,
+    record_languages,
+    snippet_texts,
+)
 from scidx.pack.chunk import chunk_markdown
 from scidx.pack.config import Config
 from scidx.pack.frontmatter import normalize_source
@@ -171,12 +178,14 @@ class Pool:
         headings, bodies = _bm25_fields(records)
         del snippet_offsets  # the blocks always carry the hints; build_bm25 picks what it stores
         texts = snippet_texts(records)
+        langs = record_languages(records)
         futures = [
             self.executor.submit(
                 bm25_job,
                 headings[i : i + BM25_BLOCK],
                 bodies[i : i + BM25_BLOCK],
                 texts[i : i + BM25_BLOCK],
+                langs[i : i + BM25_BLOCK] if langs is not None else None,
             )
             for i in range(0, len(bodies), BM25_BLOCK)
         ]

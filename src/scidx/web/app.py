@@ -120,6 +120,7 @@ def create_app(
     settings: WebSettings | None = None,
     *,
     title: str = "Search",
+    locale: str | None = None,
 ) -> Starlette:
     """Make the ASGI app serving ``indexes``; mount it in FastAPI/Starlette or run it alone.
 
@@ -130,6 +131,8 @@ def create_app(
             is set); a loaded :class:`~scidx.Index` is served as is and never closed here.
         settings: Limits, auth, CORS and reloading; defaults are safe for a public site.
         title: The search page's heading.
+        locale: The search page's UI language (``zh``, ``de``, ...); default: the first
+            index's ``meta.locale`` or language (:mod:`scidx.index.locales`).
 
     Returns:
         The Starlette application. ``app.state.indexes`` is the :class:`IndexSet`.
@@ -161,7 +164,7 @@ def create_app(
     slots = SearchSlots(settings.search_threads)
     embeds = EmbedSlots(settings.embed_threads, settings.embed_wait)
     openai = OpenAIRoutes(store, settings, _front_matter_reader(), slots, embeds)
-    page, static = _page_handlers(store, title)
+    page, static = _page_handlers(store, title, locale)
 
     async def healthz(request: Request) -> Response:
         return json_response(
@@ -245,10 +248,16 @@ def _bearer_guard(settings: WebSettings) -> Callable[[Handler], Handler]:
     return protected
 
 
-def _page_handlers(store: IndexSet, title: str) -> tuple[Handler, Handler]:
+def _page_handlers(
+    store: IndexSet, title: str, locale: str | None = None
+) -> tuple[Handler, Handler]:
     """The search page and its static assets (read once from the package)."""
+    from scidx.index.locales import localize_page, page_locale
+
     names_json = json.dumps(store.names)
-    page_template = _asset("index.html").decode("utf-8")
+    first = next(iter(store), None)
+    meta = first.index.meta if first is not None else {}
+    page_template = localize_page(_asset("index.html").decode("utf-8"), page_locale(meta, locale))
     assets = {name: _asset(name) for name in _STATIC}
 
     async def page(request: Request) -> Response:

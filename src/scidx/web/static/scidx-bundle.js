@@ -7,7 +7,7 @@
 // included (index/search.py). ES module, no dependencies.
 
 const FORMAT_MAJOR = "scidx-web/2";
-export const TOKENIZER_VERSION = "scidx-tok-2";
+export const TOKENIZER_VERSION = "scidx-tok-3";
 /** Sub-results per page with group "page" (grouping.SUB_RESULTS). */
 export const SUB_RESULTS = 3;
 
@@ -191,6 +191,7 @@ function term(word) {
 }
 
 function runTerms(run, out) {
+  if (CJK_ANY.test(run)) { cjkRunTerms(run, out); return; }
   if (run.includes("_")) {
     const parts = run.split("_").filter((p) => p);
     for (const p of parts) { const t = term(p); if (t !== null) out.push(t); }
@@ -210,12 +211,13 @@ export function tokenize(text) {
 
 /** The distinct terms of a query, first occurrence first (bm25.query_terms). */
 export function queryTerms(query) {
-  return [...new Set(tokenize(query))];
+  return [...new Set(tokenizeIn(query))];
 }
 
 const WORD_TERMS = new Map();
 /** The terms one \w+ run as written makes (tokenize.run_terms), memoised. */
 export function wordTerms(word) {
+  if (ANALYZER !== null) return tokenizeIn(word); // issue 42 (the analyzer memoises runs)
   let t = WORD_TERMS.get(word);
   if (t === undefined) {
     t = tokenize(word);
@@ -226,6 +228,149 @@ export function wordTerms(word) {
   }
   return t;
 }
+
+// --- languages (issue 42) ---
+// CJK text has no spaces: overlapping bigrams inside each run of one script (kanji/hanzi and
+// Hangul, hiragana, katakana), a lone character as itself (but a lone hiragana, a particle,
+// is no term); Latin parts of a CJK run are words as anywhere else (tokenize._cjk_run_terms).
+const CJK_RANGES = "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u309f\u30a0-\u30ff" +
+  "\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff" +
+  "\uf900-\ufaff\uff66-\uffdc\u{1b000}-\u{1b16f}\u{20000}-\u{3347f}";
+const CJK_ANY = new RegExp("[" + CJK_RANGES + "]", "u");
+const CJK_PARTS = new RegExp("([" + CJK_RANGES + "]+)", "u");
+const SCRIPTS = /[\u3040-\u309f]+|[\u30a0-\u30ff]+|[^\u3040-\u30ff]+/gu;
+
+function script(ch) {
+  if (!CJK_ANY.test(ch)) return 0;
+  if (ch >= "\u3040" && ch <= "\u309f") return 1;
+  return ch >= "\u30a0" && ch <= "\u30ff" ? 2 : 3;
+}
+
+function cjkRunTerms(run, out) {
+  const parts = run.split(CJK_PARTS);
+  for (let j = 0; j < parts.length; j++) {
+    const part = parts[j];
+    if (!part) continue;
+    if (j % 2 === 0) { runTerms(part, out); continue; }
+    for (const m of part.matchAll(SCRIPTS)) {
+      const seg = [...m[0]];
+      if (seg.length === 1) {
+        if (script(seg[0]) !== 1) out.push(seg[0]);
+      } else {
+        for (let i = 0; i + 1 < seg.length; i++) out.push(seg[i] + seg[i + 1]);
+      }
+    }
+  }
+}
+
+// The end (UTF-16 index) of the CJK term starting at text[at], or at when none starts there
+// (tokenize.cjk_unit_end).
+function cjkUnitEnd(text, at) {
+  const ch = String.fromCodePoint(text.codePointAt(at));
+  const kind = script(ch);
+  if (!kind) return at;
+  const next = at + ch.length;
+  if (next < text.length && script(String.fromCodePoint(text.codePointAt(next))) === kind) {
+    return next + String.fromCodePoint(text.codePointAt(next)).length;
+  }
+  if (kind === 1) return at;
+  if (at > 0) {
+    const before = text.codePointAt(at - 1);
+    const prev = (before >= 0xdc00 && before <= 0xdfff && at > 1)
+      ? String.fromCodePoint(text.codePointAt(at - 2)) : String.fromCodePoint(before);
+    if (script(prev) === kind) return at;
+  }
+  return next;
+}
+
+function cjkMatches(word, base, wanted, out) {
+  for (const m of word.matchAll(/[^\p{L}\p{N}_]|[\p{L}\p{N}_]/gu)) {
+    const at = m.index;
+    const ch = m[0];
+    if (CJK_ANY.test(ch)) {
+      const end = cjkUnitEnd(word, at);
+      if (end > at) {
+        const t = normalize(word.slice(at, end));
+        if (wanted.has(t)) out.push([base + at, base + end, t]);
+      }
+    } else if (at === 0 || CJK_ANY.test(cpBefore(word, at))) {
+      const rest = word.slice(at).match(new RegExp("^[^" + CJK_RANGES + "]+", "u"));
+      if (rest) {
+        const key = wordTerms(rest[0]).find((t) => wanted.has(t));
+        if (key !== undefined) out.push([base + at, base + at + rest[0].length, key]);
+      }
+    }
+  }
+}
+
+function cpBefore(s, at) {
+  const c = s.charCodeAt(at - 1);
+  return c >= 0xdc00 && c <= 0xdfff && at > 1 ? String.fromCodePoint(s.codePointAt(at - 2)) : s[at - 1];
+}
+
+// Whether a cut at flat[at] is next to a CJK character (no spaces there: cut anywhere).
+function cjkEdge(flat, at) {
+  return at > 0 && at < flat.length &&
+    (CJK_ANY.test(cpBefore(flat, at)) || CJK_ANY.test(String.fromCodePoint(flat.codePointAt(at))));
+}
+// Stemmed languages: a bundle whose pages are German, French, ... bundles the stemmers' module
+// (manifest.stem, scidx-stem.js: stemmer(lang), stopWords(lang)); its queries and snippets
+// are then tokenised as tokenize.tokenize_as does (tokenize._Analyzer).
+const STEMMED = new Set(["de", "fr", "es", "pt", "it", "nl"]);
+let ANALYZER = null; // { stem, stop, runs: Map } of the open bundle's language, null: English
+const LETTERS_ONLY = /^\p{L}+$/u;
+
+/** The language whose stemmer tokenises text of lang (tokenize.analyzer_language). */
+export function analyzerLanguage(lang) {
+  const primary = String(lang || "en").split("-")[0].toLowerCase();
+  return STEMMED.has(primary) ? primary : "en";
+}
+
+/** Tokenise queries and snippets in lang with the stemmers of module (English: null). */
+export function useLanguage(lang, module) {
+  const l = analyzerLanguage(lang);
+  ANALYZER = l === "en" || !module ? null
+    : { stem: module.stemmer(l), stop: new Set(module.stopWords(l)), runs: new Map() };
+}
+
+function analyzerTerm(a, word) {
+  if (a.stop.has(word)) return null;
+  if ([...word].length === 1 && !ONE_DIGIT.test(word)) return null;
+  return LETTERS_ONLY.test(word) ? a.stem(word) : word;
+}
+
+function analyzerRun(a, run, out) {
+  let made = a.runs.get(run);
+  if (made === undefined) {
+    made = [];
+    if (CJK_ANY.test(run)) {
+      const parts = run.split(CJK_PARTS);
+      for (let j = 0; j < parts.length; j++) {
+        if (!parts[j]) continue;
+        if (j % 2 === 0) analyzerRun(a, parts[j], made);
+        else cjkRunTerms(parts[j], made);
+      }
+    } else if (run.includes("_")) {
+      const parts = run.split("_").filter((p) => p);
+      for (const p of parts) { const t = analyzerTerm(a, p); if (t !== null) made.push(t); }
+      if (parts.length > 1) made.push(parts.join("_"));
+    } else {
+      const t = analyzerTerm(a, run);
+      if (t !== null) made.push(t);
+    }
+    if (run.length <= 256) { if (a.runs.size > 100000) a.runs.clear(); a.runs.set(run, made); }
+  }
+  for (const t of made) out.push(t);
+}
+
+/** tokenize() in the open bundle's language (tokenize.tokenize_as). */
+export function tokenizeIn(text) {
+  if (ANALYZER === null) return tokenize(text);
+  const out = [];
+  for (const m of normalize(text).matchAll(WORD)) analyzerRun(ANALYZER, m[0], out);
+  return out;
+}
+// --- end of languages (issue 42) ---
 
 // ---- snippets (src/scidx/index/highlight.py) -------------------------------------------------
 
@@ -241,7 +386,8 @@ function matches(flat, wanted) {
   for (const t of wanted) firsts.add(t[0]);
   for (const m of flat.matchAll(WORD)) {
     const w = m[0];
-    if (!firsts.has(w[0].toLowerCase()) && LETTERS.test(w)) continue;
+    if (CJK_ANY.test(w)) { cjkMatches(w, m.index, wanted, out); continue; }
+    if (ANALYZER === null && !firsts.has(w[0].toLowerCase()) && LETTERS.test(w)) continue;
     const key = wordTerms(w).find((t) => wanted.has(t));
     if (key !== undefined) out.push([m.index, m.index + m[0].length, key]);
   }
@@ -270,11 +416,11 @@ function bestWindow(ms, budget) {
 }
 
 function wordCut(flat, start, end) {
-  if (start > 0 && flat[start - 1] !== " " && flat[start] !== " ") {
+  if (start > 0 && flat[start - 1] !== " " && flat[start] !== " " && !cjkEdge(flat, start)) {
     const next = flat.indexOf(" ", start);
     if (next !== -1 && next < end) start = next + 1;
   }
-  if (end < flat.length && flat[end] !== " " && flat[end - 1] !== " ") {
+  if (end < flat.length && flat[end] !== " " && flat[end - 1] !== " " && !cjkEdge(flat, end)) {
     const prev = flat.lastIndexOf(" ", end - 1);
     if (prev > start) end = prev;
   }
@@ -689,6 +835,7 @@ export async function expandQuery(bundle, query, { fuzzy = true, prefix = false 
   const dict = bundle.manifest.dictionary;
   const plain = { terms, groups: null, corrections: [], text };
   if (!dict || !dict.words.length || !(fuzzy || prefix) || !text) return plain;
+  if (bundle.manifest.expands === false) return plain; // pages not all English (issue 42)
   const runs = Array.from(normalize(text).matchAll(WORD), (m) => m[0]);
   const typing = prefix && TYPING.test(query) && runs.length > 0;
   const extra = new Map(), corrections = [], replaced = new Map(), demoted = new Set();
@@ -796,6 +943,9 @@ export class Bundle {
     }
     const bundle = new Bundle(new URL(url, location.href).href, manifest);
     bundle.embed = options.embeddings || manifest.embeddings || null;
+    // Issue 42: queries in the index's language (its stemmers' module is bundled).
+    if (manifest.stem) useLanguage(manifest.language, await import(new URL(manifest.stem, bundle.url).href));
+    else useLanguage("en", null);
     return bundle;
   }
 

@@ -33,13 +33,23 @@
   // read) searches that version ("*": all); without it, the one the site publishes at its root.
   var docVersion = new URL(window.location.href).searchParams.get("version") || null;
   // --- end docs versions ---
+  // --- languages (issue 42): UI strings of the page's locale (data-strings), English defaults.
+  var strings = {};
+  try { strings = JSON.parse(app.getAttribute("data-strings") || "{}") || {}; } catch (e) { strings = {}; }
+  function t(key, english, values) {
+    if (typeof strings[key] !== "string") return english;
+    var text = strings[key];
+    Object.keys(values || {}).forEach(function (name) { text = text.split("{" + name + "}").join(values[name]); });
+    return text;
+  }
+  // --- end of languages
 
   var indexes = [];
   try { indexes = JSON.parse(app.getAttribute("data-indexes") || "[]"); } catch (e) { indexes = []; }
   if (indexes.length > 1) {
     var all = document.createElement("option");
     all.value = "";
-    all.textContent = "All indexes";
+    all.textContent = t("all", "All indexes");
     picker.appendChild(all);
     indexes.forEach(function (name) {
       var option = document.createElement("option");
@@ -104,7 +114,7 @@
       }).catch(function (error) {
         if (mine !== sequence || (error && error.name === "AbortError")) return;
         clearResults();
-        setStatus("Search failed: " + (error && error.message ? error.message : error), true);
+        setStatus(t("failed", "Search failed: ") + (error && error.message ? error.message : error), true);
       });
       return;
     }
@@ -116,7 +126,7 @@
     url.searchParams.set("prefix", "1"); // typed key by key: the last word may be unfinished
     if (picker.value) url.searchParams.set("index", picker.value);
     if (docVersion) url.searchParams.set("version", docVersion); // docs versions (issue 40)
-    setStatus("Searching…", false);
+    setStatus(t("searching", "Searching…"), false);
     fetch(url.toString(), { signal: controller.signal, headers: { Accept: "application/json" } })
       .then(function (response) {
         return response.json().then(function (body) { return { ok: response.ok, body: body }; });
@@ -127,7 +137,7 @@
           if (semanticUnavailable(answer)) return keywordFallback(url, mine, q);
           clearResults();
           var message = answer.body && answer.body.error ? answer.body.error.message : "failed";
-          setStatus("Search failed: " + message, true);
+          setStatus(t("failed", "Search failed: ") + message, true);
           return;
         }
         var found = answer.body.hits || [];
@@ -137,7 +147,7 @@
       .catch(function (error) {
         if (error && error.name === "AbortError") return;
         if (mine !== sequence) return;
-        setStatus("Search failed: " + (error && error.message ? error.message : error), true);
+        setStatus(t("failed", "Search failed: ") + (error && error.message ? error.message : error), true);
       });
   }
 
@@ -331,12 +341,12 @@
       });
     });
     if (!hits.length) {
-      setStatus("No results for “" + q + "”.", false);
+      setStatus(t("none", "No results for “" + q + "”.", { q: q }), false);
       return;
     }
     var list = document.createElement("ol");
     list.className = "pages";
-    list.setAttribute("aria-label", "Results, grouped by page");
+    list.setAttribute("aria-label", t("grouped", "Results, grouped by page"));
     list.style.listStyle = "none";
     list.style.padding = "0";
     pages.forEach(function (page) {
@@ -372,16 +382,17 @@
     });
     results.appendChild(list);
     if (partial) {
-      setStatus("Loading more results…", false);
+      setStatus(t("more", "Loading more results…"), false);
       if (window.performance && performance.mark) performance.mark("scidx:first");
       return;
     }
     var n = hits.length;
     var searched = correctedQuery(q, corrections);
-    setStatus(n + (n === 1 ? " result" : " results") + " on " + pages.length +
-              (pages.length === 1 ? " page" : " pages") +
-              (searched !== q ? " — showing results for “" + searched + "”" : " for “" + q + "”") +
-              ".", false);
+    setStatus(t("count", n + (n === 1 ? " result" : " results") + " on " + pages.length +
+              (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.",
+              { n: String(n), p: String(pages.length), q: q }) +
+              (searched !== q ? " " + t("showing", "— showing results for “{q}”.", { q: searched }) : ""),
+              false);
     if (window.performance && performance.mark) performance.mark("scidx:results");
   }
 
