@@ -498,7 +498,8 @@ def _check_invariants(text: str, max_chunk_chars: int) -> None:
                 lo = max((h for h in heading_lines if h < line), default=-1) + 1
                 hi = min((h for h in heading_lines if h > line), default=len(line_starts))
                 end = line_starts[hi] if hi < len(line_starts) else len(norm)
-                assert not plain_text(norm[line_starts[lo] : end]).strip(), (i, norm[i], line)
+                start = max(line_starts[lo], fm_end)  # front matter is no section's text
+                assert not plain_text(norm[start:end]).strip(), (i, norm[i], line)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -301,17 +301,20 @@ P = "staticcorpus.json"
         ),
         (
             {**BASE, "embeddingProvider": "OpenAI"},
-            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local", got "OpenAI"; '
+            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local" or "static", got '
+            '"OpenAI"; '
             'did you mean "openai"?',
         ),
         (
             {**BASE, "embeddingProvider": "cohere"},
-            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local", got "cohere"; '
+            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local" or "static", got '
+            '"cohere"; '
             "no installed plugin provides it (see docs/providers.md)",
         ),
         (
             {**BASE, "embeddingProvider": None},
-            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local", got null',
+            f'{P}: "embeddingProvider" must be "hashing" or "openai" or "local" or "static", got '
+            "null",
         ),
         (
             {**BASE, "anchorStyle": "gitlab"},

@@ -44,6 +44,7 @@ def test_the_typed_options_are_the_dataclass_fields() -> None:
         "version",
         "fuzzy",
         "prefix",
+        "language",
     }
     assert SearchOptions.__optional_keys__ == names
     assert not SearchOptions.__required_keys__
@@ -58,6 +59,7 @@ def test_the_typed_options_are_the_dataclass_fields() -> None:
         "metadata",
         "group",
         "version",
+        "language",
     }
 
 

@@ -143,6 +143,32 @@ def distill_bytes(
     hidden = pooled.shape[1]
     if not 1 <= dimensions <= hidden:
         raise ConfigError(f"dimensions {dimensions} must be in 1..{hidden} (the model's own)")
+    rows, scales, explained = _pca_int8(pooled, dimensions)
+    header = {
+        "name": name or f"{folder.name}-static-d{dimensions}",
+        "dimensions": int(dimensions),
+        "vocabSize": int(size),
+        "method": {**METHOD, "components": int(dimensions), "hidden": int(hidden)},
+        "explainedVariance": round(explained, 6),
+        "tokenizer": {k: doc[k] for k in _TOKENIZER_KEYS},
+        "source": {
+            "folder": folder.name,
+            "files": {"model.onnx": _sha256(onnx), "tokenizer.json": _sha256(tok_path)},
+        },
+        "sifA": 1e-3,
+        "languages": ["en"],
+    }
+    return encode_table(rows, scales, header)
+
+
+def _pca_int8(
+    pooled: npt.NDArray[np.float64], dimensions: int
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], float]:
+    """Unit rows, PCA to ``dimensions`` (fixed signs), int8 with a scale per row.
+
+    Returns the rows, their scales and the share of the variance the components keep.
+    """
+    size = pooled.shape[0]
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     unit = pooled / norms
@@ -159,21 +185,7 @@ def distill_bytes(
     safe = np.where(scales > 0, scales, 1.0).astype(np.float64)
     rows = np.clip(np.rint(reduced / safe[:, None]), -127, 127).astype(np.int8)
     explained = float(values[order].sum() / values.sum()) if values.sum() > 0 else 0.0
-    header = {
-        "name": name or f"{folder.name}-static-d{dimensions}",
-        "dimensions": int(dimensions),
-        "vocabSize": int(size),
-        "method": {**METHOD, "components": int(dimensions), "hidden": int(hidden)},
-        "explainedVariance": round(explained, 6),
-        "tokenizer": {k: doc[k] for k in _TOKENIZER_KEYS},
-        "source": {
-            "folder": folder.name,
-            "files": {"model.onnx": _sha256(onnx), "tokenizer.json": _sha256(tok_path)},
-        },
-        "sifA": 1e-3,
-        "languages": ["en"],
-    }
-    return encode_table(rows, scales, header)
+    return rows, scales, explained
 
 
 def distill(

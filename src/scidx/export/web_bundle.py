@@ -533,11 +533,7 @@ def build_web_bundle(
         CorruptIndexError: The index's keyword arrays do not match its text.
         ConfigError: ``embeddings_url`` is not an http(s) URL.
     """
-    if embeddings_url is not None and not embeddings_url.startswith(("https://", "http://")):
-        raise ConfigError(
-            f"--embeddings-url must be an http(s) URL such as https://host/v1, got "
-            f"{embeddings_url[:80]!r}"
-        )
+    _check_embeddings_url(embeddings_url)
     chunks = _chunks(index)
     entries = _postings(index, _vocabulary(chunks))
     files: dict[str, bytes] = {}
@@ -549,13 +545,7 @@ def build_web_bundle(
 
     shards = [[first, put("terms/", data, ".bin")] for first, data in _term_shards(entries)]
     runs = _page_runs(chunks)
-    pieces = [_pieces(chunks[a:b]) for a, b in runs]
-    page_names = [_hex(b"".join(page), _PAGE_HASH_HEX) for page in pieces]
-    if len(set(page_names)) != len(page_names):  # 48-bit names collided (or two equal pages)
-        page_names = [_hex(b"".join(page), 32) for page in pieces]
-    for name, page in zip(page_names, pieces, strict=True):
-        for n, data in enumerate(page):
-            files[f"pages/{name}-{n}.bin"] = data
+    page_names = _page_files(chunks, runs, files)
     table = {
         "files": page_names,
         "pageChunks": PAGE_PIECE_CHUNKS,
@@ -613,6 +603,27 @@ def build_web_bundle(
     files[MANIFEST_NAME] = _json(manifest) + b"\n"
     files["index.html"] = _page_html(title or "Search", names, page_locale(index.meta, locale))
     return files
+
+
+def _check_embeddings_url(url: str | None) -> None:
+    if url is not None and not url.startswith(("https://", "http://")):
+        raise ConfigError(
+            f"--embeddings-url must be an http(s) URL such as https://host/v1, got {url[:80]!r}"
+        )
+
+
+def _page_files(
+    chunks: Sequence[_Chunk], runs: Sequence[tuple[int, int]], files: dict[str, bytes]
+) -> list[str]:
+    """Each page's fragments into ``files`` (``pages/<name>-<n>.bin``), and the page names."""
+    pieces = [_pieces(chunks[a:b]) for a, b in runs]
+    page_names = [_hex(b"".join(page), _PAGE_HASH_HEX) for page in pieces]
+    if len(set(page_names)) != len(page_names):  # 48-bit names collided (or two equal pages)
+        page_names = [_hex(b"".join(page), 32) for page in pieces]
+    for name, page in zip(page_names, pieces, strict=True):
+        for n, data in enumerate(page):
+            files[f"pages/{name}-{n}.bin"] = data
+    return page_names
 
 
 def write_web_bundle(

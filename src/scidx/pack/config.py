@@ -606,16 +606,7 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         else None
     )
 
-    url_template = check.optional_string("urlTemplate")
-    if url_template is not None:
-        problem = url_template_problem(url_template)
-        if problem:
-            raise check.fail(
-                "urlTemplate",
-                'a URL pattern like "https://docs.example.com/{path}#{anchor}"',
-                problem,
-            )
-
+    url_template = _url_template(check)
     allow_external = data.get("allowExternalSymlinks", False)
     if not isinstance(allow_external, bool):
         raise check.fail("allowExternalSymlinks", "true or false")
@@ -660,6 +651,20 @@ def _validate(data: Mapping[str, Any], *, root: Path, path: Path | None, label: 
         detection=detection,
         versions=versions,
     )
+
+
+def _url_template(check: _Checker) -> str | None:
+    """The config's ``urlTemplate``, checked to be a usable URL pattern (None: not set)."""
+    url_template = check.optional_string("urlTemplate")
+    if url_template is not None:
+        problem = url_template_problem(url_template)
+        if problem:
+            raise check.fail(
+                "urlTemplate",
+                'a URL pattern like "https://docs.example.com/{path}#{anchor}"',
+                problem,
+            )
+    return url_template
 
 
 def _detection(

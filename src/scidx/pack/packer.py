@@ -313,11 +313,8 @@ def pack_records(
         embed_seconds = time.perf_counter() - embed_started
         report("index", 0, 1)
         # Read the workers' term blocks while the pool is open (closing cancels pending jobs).
-        bm25 = build_bm25(
-            valid,
-            bm25_pending() if bm25_pending is not None else None,
-            snippet_offsets=snippet_offsets,
-        )
+        pending = bm25_pending() if bm25_pending is not None else None
+        bm25 = build_bm25(valid, pending, snippet_offsets=snippet_offsets)
     finally:
         pool.close()
     meta = _records_meta(emb, url_template, source_root)

@@ -150,16 +150,7 @@ def create_app(
     settings = settings or WebSettings()
     settings.validate()
     owned = not isinstance(indexes, IndexSet)
-    store = (
-        indexes
-        if isinstance(indexes, IndexSet)
-        else IndexSet(
-            indexes,
-            verify=settings.verify,
-            load_mode=settings.load_mode,
-            memory_max=settings.memory_max,
-        )
-    )
+    store = _index_set(indexes, settings)
     protected = _bearer_guard(settings)
     slots = SearchSlots(settings.search_threads)
     embeds = EmbedSlots(settings.embed_threads, settings.embed_wait)
@@ -215,6 +206,18 @@ def create_app(
     if settings.reload_interval > 0:
         store.watch(settings.reload_interval)
     return app
+
+
+def _index_set(indexes: Any, settings: WebSettings) -> IndexSet:
+    """``indexes`` itself when it is an :class:`IndexSet`, else one loaded with ``settings``."""
+    if isinstance(indexes, IndexSet):
+        return indexes
+    return IndexSet(
+        indexes,
+        verify=settings.verify,
+        load_mode=settings.load_mode,
+        memory_max=settings.memory_max,
+    )
 
 
 def _bearer_guard(settings: WebSettings) -> Callable[[Handler], Handler]:
