@@ -44,6 +44,7 @@ LOCALES: dict[str, dict[str, str]] = {
         "none": "没有找到“{q}”的结果。",
         "more": "正在加载更多结果…",
         "count": "“{q}”：{p} 个页面中的 {n} 个结果。",
+        "showing": "— 显示的是“{q}”的结果。",
         "grouped": "结果（按页面分组）",
     },
     "ja": {
@@ -60,6 +61,7 @@ LOCALES: dict[str, dict[str, str]] = {
         "none": "「{q}」に一致する結果はありません。",
         "more": "さらに結果を読み込み中…",
         "count": "「{q}」: {p} ページで {n} 件の結果。",
+        "showing": "— 「{q}」の結果を表示しています。",
         "grouped": "ページごとの結果",
     },
     "ko": {
@@ -76,6 +78,7 @@ LOCALES: dict[str, dict[str, str]] = {
         "none": "“{q}”에 대한 결과가 없습니다.",
         "more": "결과를 더 불러오는 중…",
         "count": "“{q}”: {p}개 페이지에서 결과 {n}개.",
+        "showing": "— “{q}”에 대한 결과를 표시합니다.",
         "grouped": "페이지별 결과",
     },
     "de": {
@@ -92,6 +95,7 @@ LOCALES: dict[str, dict[str, str]] = {
         "none": "Keine Ergebnisse für „{q}“.",
         "more": "Weitere Ergebnisse werden geladen…",
         "count": "{n} Ergebnis(se) auf {p} Seite(n) für „{q}“.",
+        "showing": "— Ergebnisse für „{q}“.",
         "grouped": "Ergebnisse, nach Seite gruppiert",
     },
     "fr": {
@@ -108,6 +112,7 @@ LOCALES: dict[str, dict[str, str]] = {
         "none": "Aucun résultat pour « {q} ».",
         "more": "Chargement d’autres résultats…",
         "count": "{n} résultat(s) sur {p} page(s) pour « {q} ».",
+        "showing": "— résultats pour « {q} ».",
         "grouped": "Résultats, groupés par page",
     },
     "es": {
@@ -124,6 +129,7 @@ LOCALES: dict[str, dict[str, str]] = {
         "none": "No hay resultados para «{q}».",
         "more": "Cargando más resultados…",
         "count": "{n} resultado(s) en {p} página(s) para «{q}».",
+        "showing": "— mostrando resultados de «{q}».",
         "grouped": "Resultados, agrupados por página",
     },
     "pt": {
@@ -140,6 +146,7 @@ LOCALES: dict[str, dict[str, str]] = {
         "none": "Nenhum resultado para “{q}”.",
         "more": "Carregando mais resultados…",
         "count": "{n} resultado(s) em {p} página(s) para “{q}”.",
+        "showing": "— mostrando resultados para “{q}”.",
         "grouped": "Resultados, agrupados por página",
     },
 }

@@ -391,7 +391,7 @@
     setStatus(t("count", n + (n === 1 ? " result" : " results") + " on " + pages.length +
               (pages.length === 1 ? " page" : " pages") + " for “" + q + "”.",
               { n: String(n), p: String(pages.length), q: q }) +
-              (searched !== q ? " " + t("showing", "— showing results for “{q}”.", { q: searched }) : ""),
+              (searched !== q ? " " + t("showing", "— showing results for “" + searched + "”.", { q: searched }) : ""),
               false);
     if (window.performance && performance.mark) performance.mark("scidx:results");
   }
