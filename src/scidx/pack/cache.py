@@ -116,6 +116,33 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
 
 
 @contextmanager
+def _opening_lock(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``<cache>.lock`` while held; nothing where that cannot be had.
+
+    POSIX only (``fcntl``); elsewhere, or when the lock file cannot be made (a read-only
+    folder), opening goes on unlocked, as before.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock
+        yield
+        return
+    try:
+        fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass  # e.g. a file system without locks: open unlocked
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
 def _immediate_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """One write transaction: committed on success, rolled back on any exception (even Ctrl-C).
 
@@ -168,6 +195,14 @@ class EmbeddingCache:
         return self._conn is not None
 
     def _open(self) -> sqlite3.Connection | None:
+        # Processes opening one new cache file at once: a process that connects while another
+        # is still creating it can read a half-written header as a damaged file and move the
+        # other's rows aside (seen once in tests/test_cache.py under load), so opening, with
+        # its corruption check, runs one process at a time.
+        with _opening_lock(self.path):
+            return self._open_unlocked()
+
+    def _open_unlocked(self) -> sqlite3.Connection | None:
         try:
             return self._connect()
         except sqlite3.Error as exc:
