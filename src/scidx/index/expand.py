@@ -170,9 +170,13 @@ def expand_query(
     text = query.strip()
     terms = query_terms(text, languages) if text else []
     english = all(lang == "en" for lang in languages)
-    if dictionary is None or not (fuzzy or prefix) or not text or not len(dictionary):
-        return QueryTerms(terms, None, (), text)
-    if not english:
+    if (
+        dictionary is None
+        or not (fuzzy or prefix)
+        or not text
+        or not len(dictionary)
+        or not english
+    ):
         return QueryTerms(terms, None, (), text)
     runs = _WORD.findall(normalize(text))
     # Search as you type: the query's last character is part of a word being typed.

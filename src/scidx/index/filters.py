@@ -51,8 +51,9 @@ class Filters:
         heading: Substring of the title or heading path (compared case-folded).
         metadata: Front-matter ``field: value`` pairs, values as strings.
         version: The docs version to search (``"*"``: all); None: the index's default.
-        key: A hashable identity of the source, metadata and version parts (the mask cache
-            key).
+        key: A hashable identity of the source, metadata, version and language parts (the
+            mask cache key).
+        language: Pages in this language only (None: every language).
     """
 
     source: str | None = None
